@@ -1,0 +1,105 @@
+package dev.warmpool;
+
+import java.util.Set;
+import java.util.concurrent.Callable;
+import java.util.concurrent.Delayed;
+import java.util.concurrent.FutureTask;
+import java.util.concurrent.RunnableScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+/**
+ * A delayed or periodic task: a future that waits on the {@link SharedTimer} and, when due, is handed
+ * to its pool or lane by {@code onDue} (as admitted work, never rejected for being full). A periodic
+ * task is re-armed only after its run returned, so it never overlaps itself; a run that throws
+ * completes the future exceptionally and stops it. Cancelling removes it from the timer at once.
+ */
+final class DelayedTask<V> extends FutureTask<V> implements RunnableScheduledFuture<V> {
+  private final Entry entry = new Entry();
+  /** 0: one-shot; > 0: fixed rate; < 0: fixed delay of {@code -period}. */
+  private final long period;
+  private final Consumer<DelayedTask<?>> onDue;
+  /** The owner's set of pending delayed tasks; this task leaves it when done. */
+  private final Set<DelayedTask<?>> registry;
+
+  private final class Entry extends SharedTimer.Task {
+    @Override
+    void fire() {
+      if (!isDone()) {
+        onDue.accept(DelayedTask.this);
+      }
+    }
+  }
+
+  DelayedTask(Callable<V> callable, long period, Consumer<DelayedTask<?>> onDue,
+      Set<DelayedTask<?>> registry) {
+    super(callable);
+    this.period = period;
+    this.onDue = onDue;
+    this.registry = registry;
+  }
+
+  DelayedTask(Runnable runnable, long period, Consumer<DelayedTask<?>> onDue,
+      Set<DelayedTask<?>> registry) {
+    super(runnable, null);
+    this.period = period;
+    this.onDue = onDue;
+    this.registry = registry;
+  }
+
+  /** Registers the task and puts it on the timer; {@code delayNanos <= 0} means due now. */
+  DelayedTask<V> start(long delayNanos) {
+    registry.add(this);
+    arm(System.nanoTime() + clamp(delayNanos));
+    return this;
+  }
+
+  static long clamp(long delayNanos) {
+    return Math.max(0, Math.min(delayNanos, Long.MAX_VALUE >> 2));
+  }
+
+  private void arm(long deadline) {
+    SharedTimer.INSTANCE.schedule(entry, deadline);
+    if (isDone()) {
+      SharedTimer.INSTANCE.cancel(entry); // cancelled while re-arming
+    }
+  }
+
+  @Override
+  public void run() {
+    if (period == 0) {
+      super.run();
+      registry.remove(this);
+    } else if (runAndReset()) {
+      arm(period > 0 ? entry.deadline + period : System.nanoTime() - period);
+    } else {
+      registry.remove(this);
+    }
+  }
+
+  @Override
+  public boolean cancel(boolean mayInterruptIfRunning) {
+    boolean cancelled = super.cancel(mayInterruptIfRunning);
+    SharedTimer.INSTANCE.cancel(entry);
+    registry.remove(this);
+    return cancelled;
+  }
+
+  @Override
+  public boolean isPeriodic() {
+    return period != 0;
+  }
+
+  @Override
+  public long getDelay(TimeUnit unit) {
+    return unit.convert(entry.deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
+  }
+
+  @Override
+  public int compareTo(Delayed other) {
+    if (other == this) {
+      return 0;
+    }
+    return Long.compare(getDelay(TimeUnit.NANOSECONDS), other.getDelay(TimeUnit.NANOSECONDS));
+  }
+}

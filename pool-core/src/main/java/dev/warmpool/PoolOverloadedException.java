@@ -1,0 +1,18 @@
+package dev.warmpool;
+
+import java.util.concurrent.RejectedExecutionException;
+
+/**
+ * Thrown at the submitting call when a pool cannot take a task because every worker is busy: in
+ * nonblocking mode at once, in blocking mode when the waiting line already holds {@code maxWaiting}
+ * entries. The task was not accepted and will never run. The message names the pool, its capacity
+ * and the number of busy workers.
+ */
+public class PoolOverloadedException extends RejectedExecutionException {
+  private static final long serialVersionUID = 1L;
+
+  /** Creates the exception with the given message. */
+  public PoolOverloadedException(String message) {
+    super(message);
+  }
+}

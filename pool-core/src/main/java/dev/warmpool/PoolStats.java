@@ -1,0 +1,111 @@
+package dev.warmpool;
+
+/**
+ * An immutable snapshot of a pool's state and cumulative counters, taken by {@link WorkerPool#stats()}.
+ *
+ * <p>Gauges ({@link #capacity()}, {@link #workers()}, {@link #busy()}, {@link #idle()},
+ * {@link #waiting()}) describe the moment of the snapshot; the other values only grow. Each field is
+ * read separately without stopping the pool, so under load the fields may be mutually inconsistent by
+ * a few units; once the pool is quiescent (no task running, none being submitted) they are exact and:
+ * <pre>
+ *   submitted == completed + failed + (tasks returned by shutdownNow)
+ *   workersStarted - workersExpired - workersStopped == workers
+ * </pre>
+ */
+public final class PoolStats {
+  private final int capacity;
+  private final int workers;
+  private final int idle;
+  private final int waiting;
+  private final long submitted;
+  private final long completed;
+  private final long failed;
+  private final long rejected;
+  private final long workersStarted;
+  private final long workersExpired;
+  private final long workersStopped;
+
+  PoolStats(int capacity, int workers, int idle, int waiting, long submitted, long completed,
+      long failed, long rejected, long workersStarted, long workersExpired, long workersStopped) {
+    this.capacity = capacity;
+    this.workers = workers;
+    this.idle = Math.min(idle, workers);
+    this.waiting = waiting;
+    this.submitted = submitted;
+    this.completed = completed;
+    this.failed = failed;
+    this.rejected = rejected;
+    this.workersStarted = workersStarted;
+    this.workersExpired = workersExpired;
+    this.workersStopped = workersStopped;
+  }
+
+  static PoolStats sum(Iterable<PoolStats> parts) {
+    int capacity = 0, workers = 0, idle = 0, waiting = 0;
+    long submitted = 0, completed = 0, failed = 0, rejected = 0, started = 0, expired = 0, stopped = 0;
+    for (PoolStats s : parts) {
+      capacity += s.capacity;
+      workers += s.workers;
+      idle += s.idle;
+      waiting += s.waiting;
+      submitted += s.submitted;
+      completed += s.completed;
+      failed += s.failed;
+      rejected += s.rejected;
+      started += s.workersStarted;
+      expired += s.workersExpired;
+      stopped += s.workersStopped;
+    }
+    return new PoolStats(capacity, workers, idle, waiting, submitted, completed, failed, rejected,
+        started, expired, stopped);
+  }
+
+  /** The maximum number of worker threads at the time of the snapshot. */
+  public int capacity() { return capacity; }
+
+  /** Live worker threads, busy or idle (a worker counts from the moment its slot is reserved until it exits). */
+  public int workers() { return workers; }
+
+  /** Workers running a task or being handed one: {@code workers - idle}. */
+  public int busy() { return workers - idle; }
+
+  /** Workers waiting on the idle stack for a task. */
+  public int idle() { return idle; }
+
+  /** Entries in the waiting line: callers blocked in {@code execute} and tasks (or lanes) waiting without a thread. */
+  public int waiting() { return waiting; }
+
+  /**
+   * Tasks accepted: moves when a task is handed to a worker, starts a new worker, or is put in the
+   * waiting line by {@code enqueue} (a blocked caller's task counts when a worker takes it). Each task
+   * of a serial lane and each run of a delayed or periodic task counts once. Never counts a rejection.
+   */
+  public long submitted() { return submitted; }
+
+  /** Tasks that returned normally; moves after the task ran. */
+  public long completed() { return completed; }
+
+  /** Tasks that threw; moves after the failure handler was called. */
+  public long failed() { return failed; }
+
+  /** Calls rejected with {@link PoolOverloadedException} or {@link PoolClosedException} (or answered {@code false}). */
+  public long rejected() { return rejected; }
+
+  /** Worker threads started since the pool was built. */
+  public long workersStarted() { return workersStarted; }
+
+  /** Workers retired because they stayed idle longer than {@code maxIdle}. */
+  public long workersExpired() { return workersExpired; }
+
+  /** Workers stopped for any other reason: shutdown, a shrinking {@code resize}, or a failure handler that threw. */
+  public long workersStopped() { return workersStopped; }
+
+  @Override
+  public String toString() {
+    return "PoolStats{capacity=" + capacity + ", workers=" + workers + ", busy=" + busy()
+        + ", idle=" + idle + ", waiting=" + waiting + ", submitted=" + submitted
+        + ", completed=" + completed + ", failed=" + failed + ", rejected=" + rejected
+        + ", workersStarted=" + workersStarted + ", workersExpired=" + workersExpired
+        + ", workersStopped=" + workersStopped + '}';
+  }
+}

@@ -1,0 +1,62 @@
+package dev.warmpool;
+
+import java.util.concurrent.Executor;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A serial lane over a {@link WorkerPool}: tasks run one at a time, in submission order, on pool
+ * workers. The lane holds a worker only while it has tasks: the first task of a burst takes a worker
+ * from the top of the idle stack, that worker drains the lane, and when the lane is empty the worker
+ * goes back on the stack. Idle lanes hold no thread.
+ *
+ * <h2>Admission once</h2>
+ * The first time a lane needs a worker it is admitted or rejected like a task: in nonblocking mode
+ * with the pool full, {@link #execute} throws {@link PoolOverloadedException} (the task is not
+ * accepted); in blocking mode the lane waits in line without blocking the caller. Once admitted, the
+ * lane is never rejected for being full again: a later burst that finds the pool full waits its turn
+ * in the line, where a lane holds at most one place. So the waiting line can exceed {@code maxWaiting}
+ * by at most the number of admitted lanes.
+ *
+ * <h2>Fairness</h2>
+ * After running a budget of tasks while others wait in line, the lane yields its worker and rejoins
+ * the end of the line.
+ *
+ * <h2>Close</h2>
+ * {@link #close()} cancels the lane's pending tasks (immediate and delayed, those of this lane only);
+ * a task already running finishes. Later submissions throw
+ * {@link java.util.concurrent.RejectedExecutionException}.
+ */
+public interface SerialExecutor extends Executor, AutoCloseable {
+
+  /**
+   * Appends the task to the lane.
+   *
+   * @throws NullPointerException if {@code task} is null
+   * @throws PoolOverloadedException if the lane needs its first worker, the pool is nonblocking and
+   *     full
+   * @throws PoolClosedException if the pool is shut down
+   * @throws java.util.concurrent.RejectedExecutionException if the lane is closed
+   */
+  @Override
+  void execute(Runnable task);
+
+  /**
+   * Runs the task on this lane after the delay (a delay {@code <= 0} means now). The task goes
+   * through the pool's shared timer and re-enters the lane when due; tasks with equal delays
+   * scheduled from one thread run in submission order. Cancelling the returned future removes the
+   * task at once.
+   *
+   * @throws NullPointerException if {@code task} or {@code unit} is null
+   * @throws java.util.concurrent.RejectedExecutionException if the lane is closed or the pool is shut
+   *     down
+   */
+  ScheduledFuture<?> schedule(Runnable task, long delay, TimeUnit unit);
+
+  /** Whether {@link #close()} was called. */
+  boolean isClosed();
+
+  /** Cancels the pending tasks of this lane; idempotent. */
+  @Override
+  void close();
+}

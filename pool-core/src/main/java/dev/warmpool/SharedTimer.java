@@ -1,0 +1,196 @@
+package dev.warmpool;
+
+import java.util.Arrays;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * The one timer thread shared by all pools: it holds delayed tasks and pools' cleaners in a binary
+ * heap ordered by deadline and fires each when due. Firing must be short: delayed user tasks are
+ * only handed to their pool here, never run.
+ *
+ * <p>The thread is a daemon, started on the first schedule and gone once the heap has stayed empty
+ * for {@link #LINGER_NANOS}. Each task knows its heap index, so cancelling removes it at once in
+ * O(log n) rather than leaving it to rot until its deadline.
+ */
+final class SharedTimer {
+  static final SharedTimer INSTANCE = new SharedTimer();
+  static final long LINGER_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
+
+  /** A timer entry. {@code index} is accessed only under the timer's lock. */
+  abstract static class Task {
+    long deadline;
+    /** Breaks deadline ties in scheduling order, so equal delays fire first-in first-out. */
+    long seq;
+    int index = -1;
+
+    /** Runs on the timer thread when due; must not block. */
+    abstract void fire();
+  }
+
+  private final ReentrantLock lock = new ReentrantLock();
+  private final Condition changed = lock.newCondition();
+  /** Accessed only under lock. */
+  private Task[] heap = new Task[16];
+  private int size;
+  private long nextSeq;
+  private Thread thread;
+
+  /** Schedules (or reschedules) the task for {@code deadline} in {@link System#nanoTime()} terms. */
+  void schedule(Task t, long deadline) {
+    lock.lock();
+    try {
+      if (t.index >= 0) {
+        removeAt(t.index);
+      }
+      t.deadline = deadline;
+      t.seq = nextSeq++;
+      if (size == heap.length) {
+        heap = Arrays.copyOf(heap, size * 2);
+      }
+      t.index = size++;
+      heap[t.index] = t;
+      siftUp(t.index);
+      if (thread == null) {
+        thread = new Thread(this::loop, "warmpool-timer");
+        thread.setDaemon(true);
+        thread.start();
+      } else if (heap[0] == t) {
+        changed.signal();
+      }
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Removes the task if it is scheduled; returns whether it was. */
+  boolean cancel(Task t) {
+    lock.lock();
+    try {
+      if (t.index < 0) {
+        return false;
+      }
+      removeAt(t.index);
+      if (size < heap.length / 4 && heap.length > 16) {
+        heap = Arrays.copyOf(heap, heap.length / 2);
+      }
+      return true;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Tasks scheduled now; for tests. */
+  int size() {
+    lock.lock();
+    try {
+      return size;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Whether the timer thread is running; for tests. */
+  boolean isRunning() {
+    lock.lock();
+    try {
+      return thread != null;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  private void loop() {
+    for (;;) {
+      Task due;
+      lock.lock();
+      try {
+        due = null;
+        long lingerUntil = System.nanoTime() + LINGER_NANOS;
+        while (due == null) {
+          long now = System.nanoTime();
+          if (size == 0) {
+            if (now - lingerUntil >= 0) {
+              thread = null;
+              return;
+            }
+            changed.awaitNanos(lingerUntil - now);
+          } else if (heap[0].deadline - now <= 0) {
+            due = heap[0];
+            removeAt(0);
+          } else {
+            changed.awaitNanos(heap[0].deadline - now);
+          }
+        }
+      } catch (InterruptedException e) {
+        continue; // nobody interrupts this thread on purpose; keep serving
+      } finally {
+        lock.unlock();
+      }
+      try {
+        due.fire();
+      } catch (Throwable t) {
+        Thread.currentThread().getUncaughtExceptionHandler()
+            .uncaughtException(Thread.currentThread(), t);
+      }
+    }
+  }
+
+  private void removeAt(int i) {
+    Task removed = heap[i];
+    removed.index = -1;
+    int last = --size;
+    Task moved = heap[last];
+    heap[last] = null;
+    if (i != last) {
+      heap[i] = moved;
+      moved.index = i;
+      siftDown(i);
+      if (heap[i] == moved) {
+        siftUp(i);
+      }
+    }
+  }
+
+  private static boolean before(Task a, Task b) {
+    long d = a.deadline - b.deadline;
+    return d < 0 || (d == 0 && a.seq < b.seq);
+  }
+
+  private void siftUp(int i) {
+    Task t = heap[i];
+    while (i > 0) {
+      int parent = (i - 1) >>> 1;
+      Task p = heap[parent];
+      if (!before(t, p)) {
+        break;
+      }
+      heap[i] = p;
+      p.index = i;
+      i = parent;
+    }
+    heap[i] = t;
+    t.index = i;
+  }
+
+  private void siftDown(int i) {
+    Task t = heap[i];
+    int half = size >>> 1;
+    while (i < half) {
+      int child = 2 * i + 1;
+      int right = child + 1;
+      if (right < size && before(heap[right], heap[child])) {
+        child = right;
+      }
+      if (!before(heap[child], t)) {
+        break;
+      }
+      heap[i] = heap[child];
+      heap[i].index = i;
+      i = child;
+    }
+    heap[i] = t;
+    t.index = i;
+  }
+}

@@ -1,0 +1,266 @@
+package dev.warmpool;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A bounded pool of worker threads that reuses the most recently released worker first and retires
+ * workers that stay idle too long.
+ *
+ * <h2>Capacity</h2>
+ * At most {@link #capacity()} worker threads exist at any time. A worker is started on demand when a
+ * task arrives and no worker is idle; its slot is reserved before the thread starts, so concurrent
+ * submitters can never overshoot the bound. {@link #resize(int)} changes the bound at runtime.
+ *
+ * <h2>FILO reuse</h2>
+ * Idle workers wait on a stack. The worker released last is the first one handed the next task: it is
+ * still spinning or was parked most recently, so its caches are warm. The hand-off to an idle worker
+ * takes no lock and allocates nothing.
+ *
+ * <h2>Expiry</h2>
+ * Because the stack is ordered by the time each worker was released, the workers idle longer than
+ * {@code maxIdle} form its bottom. A cleaner on a shared timer thread finds that stale prefix by
+ * binary search and retires it in one step, oldest first. A worker is retired no earlier than
+ * {@code maxIdle} and no later than {@code maxIdle + maxIdle/16} plus timer latency after it went
+ * idle. The cleaner is not scheduled at all while the pool has no workers.
+ *
+ * <h2>When every worker is busy</h2>
+ * <ul>
+ *   <li>Nonblocking mode: {@link #execute} and {@link #enqueue} throw {@link PoolOverloadedException}
+ *       at once; {@link #tryExecute(Runnable)} returns {@code false}.</li>
+ *   <li>Blocking mode: {@link #execute} blocks the caller in a FIFO waiting line until a worker takes
+ *       its task; {@link #enqueue} puts the task itself in the same line and returns at once;
+ *       {@link #tryExecute(Runnable, Duration)} waits at most the timeout. When the line already holds
+ *       {@code maxWaiting} entries the call throws {@link PoolOverloadedException}.</li>
+ * </ul>
+ * A rejection always happens at the submitting call; a task that was accepted runs exactly once or is
+ * returned by {@link #shutdownNow()}.
+ *
+ * <h2>Failures</h2>
+ * A task that throws is passed to the pool's failure handler (by default the worker thread's
+ * uncaught-exception handler); the worker survives and is reused.
+ *
+ * <h2>Close</h2>
+ * {@link #shutdown()} stops accepting tasks, stops idle workers at once, lets busy workers finish and
+ * lets tasks already waiting in line run; callers blocked in the line wake with
+ * {@link PoolClosedException}. {@link #shutdownNow()} returns the tasks waiting in line instead and
+ * interrupts running tasks. {@link #close()} shuts down and waits until every worker thread has
+ * exited. {@link #reboot()} reopens a terminated pool.
+ */
+public interface WorkerPool extends ScheduledExecutorService, AutoCloseable {
+
+  /** Returns a builder with the documented defaults. */
+  static Builder builder() {
+    return new Builder();
+  }
+
+  /** The pool's name, also the prefix of its worker threads' names. */
+  String name();
+
+  /** The current maximum number of worker threads. */
+  int capacity();
+
+  /** How long a worker may stay idle before it is retired. */
+  Duration maxIdle();
+
+  /** Whether the pool rejects at once instead of making callers wait when every worker is busy. */
+  boolean isNonblocking();
+
+  /**
+   * Changes the maximum number of workers without a restart. Growing starts workers for entries
+   * waiting in line; shrinking retires surplus idle workers now and surplus busy workers after their
+   * current task.
+   *
+   * @throws IllegalArgumentException if {@code capacity < 1}
+   */
+  void resize(int capacity);
+
+  /** A snapshot of the pool's gauges and counters. */
+  PoolStats stats();
+
+  /**
+   * Runs the task on a worker: an idle worker if there is one, else a new worker if below capacity,
+   * else (blocking mode) the caller waits in line until a worker takes the task.
+   *
+   * @throws NullPointerException if {@code task} is null
+   * @throws PoolOverloadedException if every worker is busy in nonblocking mode, or the line is full
+   * @throws PoolClosedException if the pool is shut down, also while the caller waits in line
+   * @throws java.util.concurrent.RejectedExecutionException if the caller is interrupted while waiting
+   *     (the interrupt status is kept) or a new worker thread cannot be created (cause attached)
+   */
+  @Override
+  void execute(Runnable task);
+
+  /**
+   * Runs the task if a worker can take it now, never waiting.
+   *
+   * @return {@code false} if every worker is busy and the pool is at capacity (the task will not run)
+   * @throws NullPointerException if {@code task} is null
+   * @throws PoolClosedException if the pool is shut down
+   */
+  boolean tryExecute(Runnable task);
+
+  /**
+   * Runs the task, waiting in line at most {@code timeout} for a worker (in nonblocking mode it does
+   * not wait and behaves like {@link #tryExecute(Runnable)}).
+   *
+   * @return {@code false} if no worker took the task within the timeout (the task will not run)
+   * @throws NullPointerException if an argument is null
+   * @throws IllegalArgumentException if {@code timeout} is negative
+   * @throws InterruptedException if interrupted while waiting (the task will not run)
+   * @throws PoolOverloadedException if the waiting line is full
+   * @throws PoolClosedException if the pool is shut down, also while waiting
+   */
+  boolean tryExecute(Runnable task, Duration timeout) throws InterruptedException;
+
+  /**
+   * Accepts the task without ever blocking the caller. Blocking mode: if no worker can take it now,
+   * the task waits in line (no thread is held) and runs when its turn comes. Nonblocking mode: like
+   * {@link #execute}.
+   *
+   * @throws NullPointerException if {@code task} is null
+   * @throws PoolOverloadedException if nonblocking and every worker is busy, or the line is full
+   * @throws PoolClosedException if the pool is shut down
+   */
+  void enqueue(Runnable task);
+
+  /**
+   * Returns a new serial lane over this pool: an executor whose tasks run one at a time, in
+   * submission order, on pool workers, holding a worker only while it has tasks. See
+   * {@link SerialExecutor} for admission and fairness.
+   */
+  SerialExecutor newSerialExecutor();
+
+  /**
+   * Reopens a terminated pool with its configuration and cumulative counters.
+   *
+   * @throws IllegalStateException if the pool is not terminated
+   */
+  void reboot();
+
+  /**
+   * Shuts the pool down and waits until every worker thread has exited. If interrupted while
+   * waiting, returns with the interrupt status set.
+   */
+  @Override
+  void close();
+
+  /**
+   * Stops accepting tasks, returns the tasks waiting in line (none of them has started) and interrupts
+   * running tasks. Callers blocked in line wake with {@link PoolClosedException}.
+   */
+  @Override
+  List<Runnable> shutdownNow();
+
+  /**
+   * Configures and builds a {@link WorkerPool}. Every setter validates its argument at once.
+   *
+   * <p>Defaults: name {@code "warmpool"}, capacity {@code 10 x availableProcessors} (as Reactor's
+   * {@code boundedElastic}), maxIdle 60 s, blocking mode, maxWaiting 100,000, daemon threads, the
+   * worker thread's uncaught-exception handler as failure handler, the system ticker.
+   */
+  final class Builder {
+    String name = "warmpool";
+    int capacity = 10 * Runtime.getRuntime().availableProcessors();
+    long maxIdleNanos = TimeUnit.SECONDS.toNanos(60);
+    boolean nonblocking;
+    int maxWaiting = 100_000;
+    ThreadFactory threadFactory;
+    boolean daemon = true;
+    Thread.UncaughtExceptionHandler failureHandler;
+    Ticker ticker = Ticker.system();
+
+    Builder() {}
+
+    /** Names the pool; worker threads are named {@code <name>-<n>} unless a thread factory is set. */
+    public Builder name(String name) {
+      this.name = Objects.requireNonNull(name, "name must not be null");
+      return this;
+    }
+
+    /** The maximum number of worker threads, at least 1. */
+    public Builder capacity(int capacity) {
+      this.capacity = checkCapacity(capacity);
+      return this;
+    }
+
+    /** How long an idle worker is kept before it is retired; must be positive. */
+    public Builder maxIdle(Duration maxIdle) {
+      Objects.requireNonNull(maxIdle, "maxIdle must not be null");
+      if (maxIdle.isNegative() || maxIdle.isZero()) {
+        throw new IllegalArgumentException("maxIdle must be > 0, was " + maxIdle);
+      }
+      this.maxIdleNanos = saturatedNanos(maxIdle);
+      return this;
+    }
+
+    /** {@code true}: reject at once when every worker is busy; {@code false} (default): wait in line. */
+    public Builder nonblocking(boolean nonblocking) {
+      this.nonblocking = nonblocking;
+      return this;
+    }
+
+    /** Blocking mode: the most entries the waiting line holds before rejecting; at least 0. */
+    public Builder maxWaiting(int maxWaiting) {
+      if (maxWaiting < 0) {
+        throw new IllegalArgumentException("maxWaiting must be >= 0, was " + maxWaiting);
+      }
+      this.maxWaiting = maxWaiting;
+      return this;
+    }
+
+    /**
+     * Creates the worker threads (then {@link #name} and {@link #daemon} do not apply to them). A
+     * factory that throws or returns {@code null} rejects the one task that needed the thread.
+     */
+    public Builder threadFactory(ThreadFactory threadFactory) {
+      this.threadFactory = Objects.requireNonNull(threadFactory, "threadFactory must not be null");
+      return this;
+    }
+
+    /** Whether the default thread factory makes daemon threads (default {@code true}). */
+    public Builder daemon(boolean daemon) {
+      this.daemon = daemon;
+      return this;
+    }
+
+    /**
+     * Receives tasks' exceptions on the worker thread. If the handler itself throws, that worker
+     * exits (and is replaced on demand).
+     */
+    public Builder failureHandler(Thread.UncaughtExceptionHandler failureHandler) {
+      this.failureHandler = Objects.requireNonNull(failureHandler, "failureHandler must not be null");
+      return this;
+    }
+
+    /** The time source for idle ages; for tests. */
+    public Builder ticker(Ticker ticker) {
+      this.ticker = Objects.requireNonNull(ticker, "ticker must not be null");
+      return this;
+    }
+
+    /** Builds a new pool; no thread is started until the first task. */
+    public WorkerPool build() {
+      return new BoundedPool(this);
+    }
+
+    static int checkCapacity(int capacity) {
+      if (capacity < 1) {
+        throw new IllegalArgumentException("capacity must be >= 1, was " + capacity);
+      }
+      return capacity;
+    }
+
+    private static long saturatedNanos(Duration d) {
+      try {
+        return d.toNanos();
+      } catch (ArithmeticException overflow) {
+        return Long.MAX_VALUE / 4;
+      }
+    }
+  }
+}
