@@ -28,6 +28,8 @@ abstract class AbstractWorkerPool extends AbstractExecutorService implements Wor
    * being full, in either mode, and not bounded by maxWaiting; waits in line instead.
    */
   static final int ADMITTED = 3;
+  /** Like {@link #TRY}, but a refusal is not counted as a rejection (a sharded pool probing). */
+  static final int PROBE = 4;
 
   /**
    * Routes {@code fn.accept(arg)} to a worker in the given mode.

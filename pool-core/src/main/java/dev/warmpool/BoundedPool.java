@@ -137,7 +137,7 @@ final class BoundedPool extends AbstractWorkerPool {
     }
     Worker w = idle.pop();
     if (w != null) {
-      submitted.increment();
+      accepted(fn);
       w.handOff(fn, arg);
       return true;
     }
@@ -145,8 +145,10 @@ final class BoundedPool extends AbstractWorkerPool {
       startWorker(fn, arg);
       return true;
     }
-    if (mode == TRY) {
-      rejected.increment();
+    if (mode == TRY || mode == PROBE) {
+      if (mode == TRY) {
+        rejected.increment();
+      }
       return false;
     }
     if (nonblocking && mode != ADMITTED) {
@@ -199,7 +201,7 @@ final class BoundedPool extends AbstractWorkerPool {
       throw closed();
     }
     if (e.caller == null) {
-      submitted.increment();
+      accepted(e.fn);
     }
     drainLine();
     return e;
@@ -287,7 +289,23 @@ final class BoundedPool extends AbstractWorkerPool {
       throw new RejectedExecutionException("pool '" + name + "' could not start a worker thread",
           failure);
     }
+    accepted(fn);
+  }
+
+  /** Counts an accepted task; a lane's carrier is not a task (the lane counts its own tasks). */
+  private void accepted(Consumer<Object> fn) {
+    if (fn != SerialLane.DRAIN) {
+      submitted.increment();
+    }
+  }
+
+  void laneTaskAccepted() {
     submitted.increment();
+  }
+
+  /** A lane task cancelled by closing its lane was never run: it no longer counts as accepted. */
+  void laneTaskCancelled() {
+    submitted.decrement();
   }
 
   /**
@@ -363,6 +381,10 @@ final class BoundedPool extends AbstractWorkerPool {
   // Worker side
 
   void runTask(Worker w, Consumer<Object> fn, Object arg) {
+    if (fn == SerialLane.DRAIN) {
+      fn.accept(arg); // the lane runs and counts its tasks through runLaneTask
+      return;
+    }
     if (!stopping) {
       Thread.interrupted(); // a stale interrupt must not leak into the next task
     }
@@ -370,11 +392,29 @@ final class BoundedPool extends AbstractWorkerPool {
       fn.accept(arg);
       completed.increment();
     } catch (Throwable t) {
-      failed.increment();
-      Thread.UncaughtExceptionHandler h = failureHandler != null
-          ? failureHandler : w.thread.getUncaughtExceptionHandler();
-      h.uncaughtException(w.thread, t); // if this throws, the worker exits (replaced on demand)
+      failed(t);
     }
+  }
+
+  /** Runs one task of a serial lane on the current worker, counted like any task. */
+  void runLaneTask(Runnable task) {
+    if (!stopping) {
+      Thread.interrupted();
+    }
+    try {
+      task.run();
+      completed.increment();
+    } catch (Throwable t) {
+      failed(t);
+    }
+  }
+
+  private void failed(Throwable t) {
+    failed.increment();
+    Thread self = Thread.currentThread();
+    Thread.UncaughtExceptionHandler h = failureHandler != null
+        ? failureHandler : self.getUncaughtExceptionHandler();
+    h.uncaughtException(self, t); // if this throws, the worker exits (replaced on demand)
   }
 
   /**
@@ -544,7 +584,7 @@ final class BoundedPool extends AbstractWorkerPool {
     }
   }
 
-  private int busyCount() {
+  int busyCount() {
     return Math.max(0, countOf(ctl) - idle.size());
   }
 
@@ -598,8 +638,11 @@ final class BoundedPool extends AbstractWorkerPool {
         LockSupport.unpark(e.caller);
         continue;
       }
-      submitted.add(-1); // handed back, not run
       Consumer<Object> fn = e.fn;
+      if (fn == SerialLane.DRAIN) {
+        ((SerialLane) e.arg).handBack(tasks);
+        continue;
+      }
       Object arg = e.arg;
       tasks.add(fn == Worker.RUN ? (Runnable) arg : () -> fn.accept(arg));
     }
@@ -675,7 +718,7 @@ final class BoundedPool extends AbstractWorkerPool {
 
   @Override
   public SerialExecutor newSerialExecutor() {
-    throw new UnsupportedOperationException("serial lanes are not built yet");
+    return new SerialLane(this);
   }
 
 }

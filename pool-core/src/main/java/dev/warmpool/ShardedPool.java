@@ -1,0 +1,244 @@
+package dev.warmpool;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+
+/**
+ * A {@link WorkerPool} made of N independent sub-pools (ants' {@code MultiPool}), to spread
+ * contention on one idle stack and one waiting line over several. Each task goes to one shard chosen
+ * by the {@link Placement}; a serial lane is bound to one shard for its lifetime.
+ *
+ * <p>When the chosen shard cannot take a task at once, the others are tried before the task waits
+ * (blocking mode, in the chosen shard's line) or is rejected (nonblocking mode), so a nonblocking
+ * sharded pool rejects only when every shard is full. Stats are the sum of the shards'; {@link
+ * #resize} spreads the new capacity evenly.
+ */
+public final class ShardedPool extends AbstractWorkerPool {
+  /** How a task picks its shard. */
+  public enum Placement {
+    /** Shards in turn. */
+    ROUND_ROBIN,
+    /** The shard with the fewest busy workers at the moment of the call. */
+    LEAST_BUSY
+  }
+
+  private final String name;
+  private final BoundedPool[] shards;
+  private final Placement placement;
+  private final AtomicInteger turn = new AtomicInteger();
+
+  private ShardedPool(String name, BoundedPool[] shards, Placement placement) {
+    this.name = name;
+    this.shards = shards;
+    this.placement = placement;
+  }
+
+  /**
+   * Builds {@code shards} sub-pools from {@code shardConfig}, each with the builder's capacity (so
+   * the total capacity is {@code shards x capacity}) and named {@code <name>-<i>}.
+   *
+   * @throws IllegalArgumentException if {@code shards < 1}
+   * @throws NullPointerException if an argument is null
+   */
+  public static ShardedPool of(int shards, Placement placement, WorkerPool.Builder shardConfig) {
+    if (shards < 1) {
+      throw new IllegalArgumentException("shards must be >= 1, was " + shards);
+    }
+    Objects.requireNonNull(placement, "placement must not be null");
+    Objects.requireNonNull(shardConfig, "shardConfig must not be null");
+    String name = shardConfig.name;
+    BoundedPool[] pools = new BoundedPool[shards];
+    try {
+      for (int i = 0; i < shards; i++) {
+        shardConfig.name(name + "-" + i);
+        pools[i] = (BoundedPool) shardConfig.build();
+      }
+    } finally {
+      shardConfig.name(name);
+    }
+    return new ShardedPool(name, pools, placement);
+  }
+
+  /** The number of shards. */
+  public int shards() {
+    return shards.length;
+  }
+
+  private int pick() {
+    if (placement == Placement.ROUND_ROBIN) {
+      return Math.floorMod(turn.getAndIncrement(), shards.length);
+    }
+    int best = 0;
+    int bestBusy = Integer.MAX_VALUE;
+    for (int i = 0; i < shards.length; i++) {
+      int busy = shards[i].busyCount();
+      if (busy < bestBusy) {
+        best = i;
+        bestBusy = busy;
+      }
+    }
+    return best;
+  }
+
+  @Override
+  boolean dispatch(Consumer<Object> fn, Object arg, int mode) {
+    int first = pick();
+    if (shards.length == 1 || mode == ADMITTED) {
+      return shards[first].dispatch(fn, arg, mode);
+    }
+    for (int i = 0; i < shards.length; i++) {
+      if (shards[(first + i) % shards.length].dispatch(fn, arg, PROBE)) {
+        return true;
+      }
+    }
+    return shards[first].dispatch(fn, arg, mode);
+  }
+
+  @Override
+  boolean dispatchTimed(Consumer<Object> fn, Object arg, long nanos) throws InterruptedException {
+    int first = pick();
+    for (int i = 0; i < shards.length; i++) {
+      if (shards[(first + i) % shards.length].dispatch(fn, arg, PROBE)) {
+        return true;
+      }
+    }
+    return shards[first].dispatchTimed(fn, arg, nanos);
+  }
+
+  @Override
+  void checkOpen() {
+    for (BoundedPool p : shards) {
+      p.checkOpen();
+    }
+  }
+
+  @Override
+  public SerialExecutor newSerialExecutor() {
+    return shards[pick()].newSerialExecutor();
+  }
+
+  @Override
+  public String name() {
+    return name;
+  }
+
+  @Override
+  public int capacity() {
+    int sum = 0;
+    for (BoundedPool p : shards) {
+      sum += p.capacity();
+    }
+    return sum;
+  }
+
+  @Override
+  public Duration maxIdle() {
+    return shards[0].maxIdle();
+  }
+
+  @Override
+  public boolean isNonblocking() {
+    return shards[0].isNonblocking();
+  }
+
+  /**
+   * Spreads {@code capacity} over the shards (the first {@code capacity % shards} get one more).
+   *
+   * @throws IllegalArgumentException if {@code capacity < shards()}
+   */
+  @Override
+  public void resize(int capacity) {
+    if (capacity < shards.length) {
+      throw new IllegalArgumentException("capacity must be >= shards (" + shards.length + "), was "
+          + capacity);
+    }
+    for (int i = 0; i < shards.length; i++) {
+      shards[i].resize(capacity / shards.length + (i < capacity % shards.length ? 1 : 0));
+    }
+  }
+
+  @Override
+  public PoolStats stats() {
+    List<PoolStats> parts = new ArrayList<>(shards.length);
+    for (BoundedPool p : shards) {
+      parts.add(p.stats());
+    }
+    return PoolStats.sum(parts);
+  }
+
+  /** A snapshot of one shard's stats. */
+  public PoolStats stats(int shard) {
+    return shards[Objects.checkIndex(shard, shards.length)].stats();
+  }
+
+  @Override
+  public void shutdown() {
+    for (BoundedPool p : shards) {
+      p.shutdown();
+    }
+    cancelDelayed();
+  }
+
+  @Override
+  public List<Runnable> shutdownNow() {
+    cancelDelayed();
+    List<Runnable> all = new ArrayList<>();
+    for (BoundedPool p : shards) {
+      all.addAll(p.shutdownNow());
+    }
+    return all;
+  }
+
+  @Override
+  public boolean isShutdown() {
+    for (BoundedPool p : shards) {
+      if (!p.isShutdown()) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  @Override
+  public boolean isTerminated() {
+    for (BoundedPool p : shards) {
+      if (!p.isTerminated()) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  @Override
+  public boolean awaitTermination(long timeout, TimeUnit unit) throws InterruptedException {
+    long deadline = System.nanoTime() + Math.min(unit.toNanos(timeout), Long.MAX_VALUE / 4);
+    for (BoundedPool p : shards) {
+      if (!p.awaitTermination(deadline - System.nanoTime(), TimeUnit.NANOSECONDS)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  @Override
+  public void reboot() {
+    if (!isTerminated()) {
+      throw new IllegalStateException("pool '" + name + "' is not terminated");
+    }
+    for (BoundedPool p : shards) {
+      p.reboot();
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "shardedPool(\"" + name + "\",shards=" + shards.length + ",capacity=" + capacity()
+        + ",maxIdle=" + formatDuration(maxIdle()) + ")";
+  }
+
+}
