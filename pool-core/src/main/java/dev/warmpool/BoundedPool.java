@@ -158,7 +158,7 @@ final class BoundedPool extends AbstractWorkerPool {
       join(new WaitingLine.Entry(fn, arg, null), mode == ADMITTED);
       return true;
     }
-    return awaitTaken(join(new WaitingLine.Entry(fn, arg, Thread.currentThread()), false), -1L);
+    return awaitTaken(join(new WaitingLine.Entry(fn, arg, Thread.currentThread()), false), false, 0L);
   }
 
   @Override
@@ -182,7 +182,7 @@ final class BoundedPool extends AbstractWorkerPool {
     long deadline = System.nanoTime() + Math.min(nanos, Long.MAX_VALUE / 4);
     WaitingLine.Entry e = join(new WaitingLine.Entry(fn, arg, Thread.currentThread()), false);
     try {
-      return awaitTaken(e, deadline);
+      return awaitTaken(e, true, deadline);
     } catch (InterruptedWaitException interrupted) {
       throw new InterruptedException("interrupted while waiting for a worker of pool '" + name + "'");
     }
@@ -208,12 +208,11 @@ final class BoundedPool extends AbstractWorkerPool {
   }
 
   /**
-   * Parks the caller until a worker takes its entry. {@code deadline < 0} means no timeout.
+   * Parks the caller until a worker takes its entry, or until {@code deadline} if timed.
    *
    * @return true if taken, false on timeout
    */
-  private boolean awaitTaken(WaitingLine.Entry e, long deadline) {
-    boolean timed = deadline != -1L;
+  private boolean awaitTaken(WaitingLine.Entry e, boolean timed, long deadline) {
     for (;;) {
       int s = e.state;
       if (s == WaitingLine.TAKEN) {
