@@ -213,6 +213,11 @@ final class BoundedPool extends AbstractWorkerPool {
    * @return true if taken, false on timeout
    */
   private boolean awaitTaken(WaitingLine.Entry e, boolean timed, long deadline) {
+    // A busy worker usually finishes a tiny task within a microsecond and takes the entry at once;
+    // spinning that long is much cheaper than a park/unpark round trip.
+    for (int i = 0; i < Worker.SPINS && e.state == WaitingLine.WAITING; i++) {
+      Thread.onSpinWait();
+    }
     for (;;) {
       int s = e.state;
       if (s == WaitingLine.TAKEN) {

@@ -85,7 +85,7 @@ public final class PoolStats {
   /** Tasks that returned normally; moves after the task ran. */
   public long completed() { return completed; }
 
-  /** Tasks that threw; moves after the failure handler was called. */
+  /** Tasks that threw; moves when the task threw, just before the failure handler is called. */
   public long failed() { return failed; }
 
   /** Calls rejected with {@link PoolOverloadedException} or {@link PoolClosedException} (or answered {@code false}). */

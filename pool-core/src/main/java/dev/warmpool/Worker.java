@@ -30,7 +30,7 @@ final class Worker implements Runnable {
   /** The task function of plain {@link Runnable} tasks. */
   static final Consumer<Object> RUN = arg -> ((Runnable) arg).run();
 
-  private static final int SPINS = Runtime.getRuntime().availableProcessors() > 1 ? 1 << 9 : 0;
+  static final int SPINS = Runtime.getRuntime().availableProcessors() > 1 ? 1 << 9 : 0;
 
   final BoundedPool pool;
   Thread thread;
