@@ -239,6 +239,10 @@ final class BoundedPool extends AbstractWorkerPool {
         Thread.currentThread().interrupt(); // taken or closed meanwhile: report that instead
         continue;
       }
+      e.parked = true; // then re-check the state: a taker reads parked after writing state
+      if (e.state != WaitingLine.WAITING) {
+        continue;
+      }
       if (timed) {
         long left = deadline - System.nanoTime();
         if (left <= 0) {
@@ -377,7 +381,9 @@ final class BoundedPool extends AbstractWorkerPool {
   private void taken(WaitingLine.Entry e) {
     if (e.caller != null) {
       submitted.increment();
-      LockSupport.unpark(e.caller);
+      if (e.parked) {
+        LockSupport.unpark(e.caller);
+      }
     }
   }
 

@@ -32,6 +32,8 @@ final class WaitingLine {
     final Object arg;
     final Thread caller;
     volatile int state;
+    /** Set by the caller just before it parks, so that a taker unparks only a parked caller. */
+    volatile boolean parked;
     Entry prev;
     Entry next;
 

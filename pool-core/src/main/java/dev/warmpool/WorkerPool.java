@@ -75,7 +75,7 @@ public interface WorkerPool extends ScheduledExecutorService, AutoCloseable {
    * waiting in line; shrinking retires surplus idle workers now and surplus busy workers after their
    * current task.
    *
-   * @throws IllegalArgumentException if {@code capacity < 1}
+   * @throws IllegalArgumentException if {@code capacity} is not between 1 and 131,072
    */
   void resize(int capacity);
 
@@ -182,7 +182,7 @@ public interface WorkerPool extends ScheduledExecutorService, AutoCloseable {
       return this;
     }
 
-    /** The maximum number of worker threads, at least 1. */
+    /** The maximum number of worker threads, from 1 to 131,072. */
     public Builder capacity(int capacity) {
       this.capacity = checkCapacity(capacity);
       return this;
@@ -249,8 +249,9 @@ public interface WorkerPool extends ScheduledExecutorService, AutoCloseable {
     }
 
     static int checkCapacity(int capacity) {
-      if (capacity < 1) {
-        throw new IllegalArgumentException("capacity must be >= 1, was " + capacity);
+      if (capacity < 1 || capacity > IdleStack.MAX_CAPACITY) {
+        throw new IllegalArgumentException("capacity must be between 1 and "
+            + IdleStack.MAX_CAPACITY + ", was " + capacity);
       }
       return capacity;
     }
