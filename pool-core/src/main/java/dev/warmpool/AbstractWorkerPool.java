@@ -42,8 +42,8 @@ abstract class AbstractWorkerPool extends AbstractExecutorService implements Wor
   abstract boolean dispatchTimed(Consumer<Object> fn, Object arg, long nanos)
       throws InterruptedException;
 
-  /** Delayed and periodic tasks not yet done; cancelled by shutdown. */
-  private final Set<DelayedTask<?>> delayed = ConcurrentHashMap.newKeySet();
+  /** Delayed and periodic tasks not yet done, lanes' included; cancelled by shutdown. */
+  final Set<DelayedTask<?>> delayed = ConcurrentHashMap.newKeySet();
 
   /** Hands a due delayed task to a worker; it was admitted when scheduled, so it only waits. */
   private final Consumer<DelayedTask<?>> runWhenDue = task -> {
@@ -94,7 +94,7 @@ abstract class AbstractWorkerPool extends AbstractExecutorService implements Wor
     requireTask(task);
     Objects.requireNonNull(unit, "unit must not be null");
     checkOpen();
-    return new DelayedTask<Void>(task, 0, runWhenDue, delayed).start(unit.toNanos(delay));
+    return new DelayedTask<Void>(task, 0, runWhenDue, delayed, null).start(unit.toNanos(delay));
   }
 
   @Override
@@ -102,7 +102,7 @@ abstract class AbstractWorkerPool extends AbstractExecutorService implements Wor
     requireTask(task);
     Objects.requireNonNull(unit, "unit must not be null");
     checkOpen();
-    return new DelayedTask<>(task, 0, runWhenDue, delayed).start(unit.toNanos(delay));
+    return new DelayedTask<>(task, 0, runWhenDue, delayed, null).start(unit.toNanos(delay));
   }
 
   @Override
@@ -126,7 +126,7 @@ abstract class AbstractWorkerPool extends AbstractExecutorService implements Wor
     }
     checkOpen();
     long nanos = DelayedTask.clamp(unit.toNanos(period));
-    return new DelayedTask<Void>(task, sign * Math.max(1, nanos), runWhenDue, delayed)
+    return new DelayedTask<Void>(task, sign * Math.max(1, nanos), runWhenDue, delayed, null)
         .start(unit.toNanos(initialDelay));
   }
 

@@ -19,8 +19,12 @@ final class DelayedTask<V> extends FutureTask<V> implements RunnableScheduledFut
   /** 0: one-shot; > 0: fixed rate; < 0: fixed delay of {@code -period}. */
   private final long period;
   private final Consumer<DelayedTask<?>> onDue;
-  /** The owner's set of pending delayed tasks; this task leaves it when done. */
+  /** The pool's set of pending delayed tasks (cancelled by shutdown); left when done. */
   private final Set<DelayedTask<?>> registry;
+  /** A lane's set of pending delayed tasks (cancelled by closing the lane), or null. */
+  private final Set<DelayedTask<?>> laneRegistry;
+  /** The exception of the current run, rethrown so that the pool counts and reports it. */
+  private Throwable failure;
 
   private final class Entry extends SharedTimer.Task {
     @Override
@@ -32,24 +36,26 @@ final class DelayedTask<V> extends FutureTask<V> implements RunnableScheduledFut
   }
 
   DelayedTask(Callable<V> callable, long period, Consumer<DelayedTask<?>> onDue,
-      Set<DelayedTask<?>> registry) {
+      Set<DelayedTask<?>> registry, Set<DelayedTask<?>> laneRegistry) {
     super(callable);
     this.period = period;
     this.onDue = onDue;
     this.registry = registry;
+    this.laneRegistry = laneRegistry;
   }
 
   DelayedTask(Runnable runnable, long period, Consumer<DelayedTask<?>> onDue,
-      Set<DelayedTask<?>> registry) {
-    super(runnable, null);
-    this.period = period;
-    this.onDue = onDue;
-    this.registry = registry;
+      Set<DelayedTask<?>> registry, Set<DelayedTask<?>> laneRegistry) {
+    this(java.util.concurrent.Executors.callable(runnable, (V) null), period, onDue, registry,
+        laneRegistry);
   }
 
   /** Registers the task and puts it on the timer; {@code delayNanos <= 0} means due now. */
   DelayedTask<V> start(long delayNanos) {
     registry.add(this);
+    if (laneRegistry != null) {
+      laneRegistry.add(this);
+    }
     arm(System.nanoTime() + clamp(delayNanos));
     return this;
   }
@@ -65,15 +71,43 @@ final class DelayedTask<V> extends FutureTask<V> implements RunnableScheduledFut
     }
   }
 
+  /**
+   * Runs once (or one period). A run that throws completes the future exceptionally, as
+   * {@code ScheduledExecutorService} requires, and the exception is then rethrown so that the pool
+   * counts it as failed and passes it to its failure handler.
+   */
   @Override
   public void run() {
     if (period == 0) {
       super.run();
-      registry.remove(this);
+      forget();
     } else if (runAndReset()) {
       arm(period > 0 ? entry.deadline + period : System.nanoTime() - period);
     } else {
-      registry.remove(this);
+      forget();
+    }
+    Throwable t = failure;
+    if (t != null) {
+      failure = null;
+      throw DelayedTask.<RuntimeException>sneaky(t);
+    }
+  }
+
+  @Override
+  protected void setException(Throwable t) {
+    failure = t;
+    super.setException(t);
+  }
+
+  @SuppressWarnings("unchecked")
+  private static <E extends Throwable> E sneaky(Throwable t) throws E {
+    throw (E) t;
+  }
+
+  private void forget() {
+    registry.remove(this);
+    if (laneRegistry != null) {
+      laneRegistry.remove(this);
     }
   }
 
@@ -81,7 +115,7 @@ final class DelayedTask<V> extends FutureTask<V> implements RunnableScheduledFut
   public boolean cancel(boolean mayInterruptIfRunning) {
     boolean cancelled = super.cancel(mayInterruptIfRunning);
     SharedTimer.INSTANCE.cancel(entry);
-    registry.remove(this);
+    forget();
     return cancelled;
   }
 

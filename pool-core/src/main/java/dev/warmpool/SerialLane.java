@@ -36,7 +36,13 @@ final class SerialLane implements SerialExecutor {
   private final ConcurrentLinkedQueue<Runnable> queue = new ConcurrentLinkedQueue<>();
   private final AtomicInteger wip = new AtomicInteger();
   private final Set<DelayedTask<?>> delayed = ConcurrentHashMap.newKeySet();
-  private final Consumer<DelayedTask<?>> enterWhenDue = this::enterAdmitted;
+  private final Consumer<DelayedTask<?>> enterWhenDue = task -> {
+    try {
+      enterAdmitted(task);
+    } catch (RejectedExecutionException terminated) {
+      task.cancel(false); // the pool terminated before the task came due
+    }
+  };
   private volatile boolean admitted;
   private volatile boolean closed;
 
@@ -135,7 +141,7 @@ final class SerialLane implements SerialExecutor {
     Objects.requireNonNull(unit, "unit must not be null");
     checkOpen();
     admitted = true; // a delayed task is admitted when scheduled
-    DelayedTask<Void> d = new DelayedTask<Void>(task, 0, enterWhenDue, delayed);
+    DelayedTask<Void> d = new DelayedTask<Void>(task, 0, enterWhenDue, pool.delayed, delayed);
     if (delay <= 0) {
       d.start(0); // still through the timer, so that it keeps its order among due tasks
       return d;

@@ -172,4 +172,33 @@ class ScheduledTaskTest {
       assertThat(order.get(i)).isEqualTo(i);
     }
   }
+
+  @Test
+  void shutdownAlsoCancelsTheDelayedTasksOfSerialLanes() throws Exception {
+    WorkerPool p = pool(WorkerPool.builder().name("lane-sched-shutdown"));
+    SerialExecutor lane = p.newSerialExecutor();
+    ScheduledFuture<?> f = lane.schedule(() -> {}, 1, TimeUnit.HOURS);
+    p.shutdown();
+    assertThat(f.isCancelled()).isTrue();
+    assertThat(p.awaitTermination(5, TimeUnit.SECONDS)).isTrue();
+  }
+
+  @Test
+  void aDelayedTaskThatThrowsIsCountedAsFailedAndReachesTheFailureHandler() throws Exception {
+    List<Throwable> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
+    WorkerPool p = pool(WorkerPool.builder().name("sched-fail").failureHandler((t, e) -> seen.add(e)));
+    ScheduledFuture<?> f = p.schedule(() -> {
+      throw new IllegalStateException("delayed boom");
+    }, 1, TimeUnit.MILLISECONDS);
+    SerialExecutor lane = p.newSerialExecutor();
+    ScheduledFuture<?> g = lane.schedule(() -> {
+      throw new IllegalStateException("lane boom");
+    }, 1, TimeUnit.MILLISECONDS);
+    assertThatThrownBy(() -> f.get(5, TimeUnit.SECONDS)).hasRootCauseMessage("delayed boom");
+    assertThatThrownBy(() -> g.get(5, TimeUnit.SECONDS)).hasRootCauseMessage("lane boom");
+    await().atMost(Duration.ofSeconds(5)).until(() -> p.stats().failed() == 2);
+    assertThat(seen).extracting(Throwable::getMessage)
+        .containsExactlyInAnyOrder("delayed boom", "lane boom");
+    assertThat(p.stats().completed()).isZero();
+  }
 }

@@ -1,0 +1,227 @@
+package dev.warmpool.rxjava3;
+
+import dev.warmpool.WorkerPool;
+import io.reactivex.rxjava3.core.Scheduler;
+import io.reactivex.rxjava3.disposables.Disposable;
+import io.reactivex.rxjava3.plugins.RxJavaPlugins;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import java.util.function.ToLongFunction;
+
+/**
+ * The RxJava {@link Scheduler} behind {@link PoolSchedulers} and {@link PoolScope}.
+ *
+ * <h2>Implementation notes</h2>
+ * <b>Mapping.</b> Everything is one call into the core; this class holds no queue and no thread:
+ * <pre>
+ *   createWorker()                      -> a PoolWorker over pool.newSerialExecutor()
+ *   scheduleDirect(run)                 -> pool.enqueue(task)        (never blocks the caller)
+ *   scheduleDirect(run, delay > 0)      -> pool.schedule(task, delay)
+ *   schedulePeriodicallyDirect(...)     -> a PeriodicTask: one-shot pool.schedule per run
+ *   Worker.schedule(run)                -> lane.execute(task)
+ *   Worker.schedule(run, delay > 0)     -> lane.schedule(task, delay)
+ *   Worker.schedulePeriodically(...)    -> a PeriodicTask: one-shot lane.schedule per run
+ * </pre>
+ * Every task passes through {@link RxJavaPlugins#onSchedule} once, when it is scheduled.
+ *
+ * <p><b>Rejections.</b> A {@link RejectedExecutionException} from the core (pool full in nonblocking
+ * mode, waiting line full, pool closed) is never thrown to the caller: it goes to
+ * {@code onRejected} and the call returns {@link Disposable#disposed()}. The conventional schedulers
+ * pass it to {@link RxJavaPlugins#onError}; a {@link PoolScope} ends its stream with it.
+ *
+ * <p><b>Lifecycle.</b> Two states, changed only under {@code lifecycle}:
+ * <pre>
+ *   RUNNING  -> SHUTDOWN  on shutdown(): bumps {@code epoch}, disposes every tracked disposable; an
+ *                         owning scheduler then shuts the pool down
+ *   SHUTDOWN -> RUNNING   on start(): an owning scheduler first reboots its pool if it has terminated
+ * </pre>
+ * A worker remembers the epoch it was created in and counts as disposed once the epoch moved on, so
+ * workers need no registration on the hot path (a {@code subscribeOn} creates one per subscription).
+ * What shutdown must actively cancel are timers: {@code live} holds pending delayed and periodic
+ * direct tasks, and each worker from its first delayed or periodic task on. Immediate direct tasks are
+ * not tracked: they are already in the pool's hands and run. Each tracked item is added first and then
+ * checks the state, while shutdown changes the state first and then iterates, so an item created
+ * during a shutdown is disposed by one side or the other.
+ */
+final class PoolScheduler extends Scheduler {
+  final WorkerPool pool;
+  private final boolean owning;
+  private final Consumer<? super RejectedExecutionException> onRejected;
+  /** The time source of {@link #now}; null means RxJava's default clock. For tests. */
+  private final ToLongFunction<TimeUnit> clock;
+  private final String label;
+  private final Set<Disposable> live = ConcurrentHashMap.newKeySet();
+  private final Object lifecycle = new Object();
+  private volatile boolean shutdown;
+  /** Moves on at each shutdown; workers of an older epoch are disposed. */
+  private volatile int epoch;
+
+  PoolScheduler(WorkerPool pool, boolean owning,
+      Consumer<? super RejectedExecutionException> onRejected, ToLongFunction<TimeUnit> clock,
+      String label) {
+    this.pool = Objects.requireNonNull(pool, "pool is null");
+    this.owning = owning;
+    this.onRejected = onRejected;
+    this.clock = clock;
+    this.label = label;
+  }
+
+  /** A conventional scheduler: rejections go to {@link RxJavaPlugins#onError}. */
+  static PoolScheduler conventional(WorkerPool pool, boolean owning) {
+    return new PoolScheduler(pool, owning, RxJavaPlugins::onError, null,
+        owning ? "PoolSchedulers.fromOwned" : "PoolSchedulers.from");
+  }
+
+  @Override
+  public Worker createWorker() {
+    int e = epoch; // read before the flag: a shutdown in between leaves the worker stale, disposed
+    if (shutdown) {
+      return new PoolWorker(this, null, e);
+    }
+    return new PoolWorker(this, pool.newSerialExecutor(), e);
+  }
+
+  @Override
+  public Disposable scheduleDirect(Runnable run, long delay, TimeUnit unit) {
+    Objects.requireNonNull(run, "run is null");
+    Objects.requireNonNull(unit, "unit is null");
+    if (shutdown) {
+      return Disposable.disposed();
+    }
+    Runnable decorated = decorate(run);
+    if (delay <= 0) {
+      PoolTask task = new PoolTask(decorated, null, null);
+      try {
+        pool.enqueue(task);
+      } catch (RejectedExecutionException e) {
+        rejected(e);
+        return Disposable.disposed();
+      }
+      return task;
+    }
+    PoolTask task = new PoolTask(decorated, null, this);
+    track(task);
+    try {
+      task.setFuture(pool.schedule(task, delay, unit));
+    } catch (RejectedExecutionException e) {
+      task.dispose();
+      rejected(e);
+      return Disposable.disposed();
+    }
+    return task;
+  }
+
+  @Override
+  public Disposable schedulePeriodicallyDirect(Runnable run, long initialDelay, long period,
+      TimeUnit unit) {
+    Objects.requireNonNull(run, "run is null");
+    Objects.requireNonNull(unit, "unit is null");
+    if (shutdown) {
+      return Disposable.disposed();
+    }
+    PeriodicTask task = new PeriodicTask(decorate(run), this, null, pool::schedule,
+        unit.toNanos(initialDelay), unit.toNanos(period));
+    track(task);
+    try {
+      task.start();
+    } catch (RejectedExecutionException e) {
+      task.dispose();
+      rejected(e);
+      return Disposable.disposed();
+    }
+    return task;
+  }
+
+  @Override
+  public long now(TimeUnit unit) {
+    return clock == null ? super.now(unit) : clock.applyAsLong(unit);
+  }
+
+  @Override
+  public void start() {
+    synchronized (lifecycle) {
+      if (!shutdown) {
+        return;
+      }
+      if (owning && pool.isTerminated()) {
+        try {
+          pool.reboot();
+        } catch (IllegalStateException rebootedMeanwhile) {
+          // someone else reopened it: fine
+        }
+      }
+      shutdown = false;
+    }
+  }
+
+  @Override
+  public void shutdown() {
+    synchronized (lifecycle) {
+      if (shutdown) {
+        return;
+      }
+      shutdown = true;
+      epoch++;
+      for (Disposable d : live) {
+        d.dispose();
+      }
+      if (owning) {
+        pool.shutdown();
+      }
+    }
+  }
+
+  boolean isShutdown() {
+    return shutdown;
+  }
+
+  int epoch() {
+    return epoch;
+  }
+
+  /** Applies the schedule hook once; a hook that returns null is refused like a null task. */
+  static Runnable decorate(Runnable run) {
+    return Objects.requireNonNull(RxJavaPlugins.onSchedule(run),
+        "run is null (returned by the RxJavaPlugins.onSchedule hook)");
+  }
+
+  /**
+   * Reports a rejection, unless this scheduler is shut down: then the rejection is the shutdown
+   * racing the call (an owning scheduler closed its pool), which is not an error.
+   */
+  void rejected(RejectedExecutionException e) {
+    if (!shutdown) {
+      onRejected.accept(e);
+    }
+  }
+
+  /**
+   * Registers what a shutdown must cancel. If a shutdown or a dispose came first, the item may have
+   * missed its own removal: it is disposed and removed here.
+   */
+  void track(Disposable d) {
+    live.add(d);
+    if (shutdown || d.isDisposed()) {
+      d.dispose();
+      live.remove(d);
+    }
+  }
+
+  void untrack(Disposable d) {
+    live.remove(d);
+  }
+
+  /** Tracked items: pending delayed or periodic direct tasks, workers with timed tasks; for tests. */
+  int liveCount() {
+    return live.size();
+  }
+
+  @Override
+  public String toString() {
+    return label + "(" + pool + ")";
+  }
+}

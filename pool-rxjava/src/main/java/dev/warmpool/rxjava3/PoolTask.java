@@ -1,0 +1,107 @@
+package dev.warmpool.rxjava3;
+
+import io.reactivex.rxjava3.disposables.Disposable;
+import io.reactivex.rxjava3.plugins.RxJavaPlugins;
+import io.reactivex.rxjava3.schedulers.SchedulerRunnableIntrospection;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A one-shot task, direct or of a worker, and its {@link Disposable}.
+ *
+ * <h2>States</h2>
+ * <pre>
+ *   READY   -> RUNNING   run() starts the task
+ *   RUNNING -> FINISHED  the task returned or threw
+ *   READY   -> FINISHED  dispose() before it ran: it never runs; a delayed one leaves the timer now
+ *   RUNNING -> FINISHED  dispose() while it runs: it is not interrupted
+ * </pre>
+ * {@link #isDisposed()} is true in FINISHED, so a task's disposable reports disposed after it ran.
+ *
+ * <p>A task that throws is reported once, to {@link RxJavaPlugins#onError}, and nothing is rethrown:
+ * the lane goes on with its next task and the pool's failure handler is not involved.
+ */
+final class PoolTask extends AtomicInteger
+    implements Runnable, Disposable, SchedulerRunnableIntrospection {
+  private static final long serialVersionUID = 1L;
+  private static final int READY = 0;
+  private static final int RUNNING = 1;
+  private static final int FINISHED = 2;
+
+  private final Runnable run;
+  /** The worker whose lane runs this task; null for a direct task. */
+  private final PoolWorker worker;
+  /** The scheduler tracking this task while it is pending (delayed direct tasks); else null. */
+  private final PoolScheduler tracker;
+  /** The timer handle of a delayed task, cancelled by dispose. */
+  private volatile Future<?> future;
+
+  PoolTask(Runnable run, PoolWorker worker, PoolScheduler tracker) {
+    this.run = run;
+    this.worker = worker;
+    this.tracker = tracker;
+  }
+
+  /** Publishes the timer handle; cancels it at once if the task was disposed meanwhile. */
+  void setFuture(Future<?> f) {
+    future = f;
+    if (get() == FINISHED) { // written before read, as dispose does the reverse: no lost cancel
+      f.cancel(false);
+    }
+  }
+
+  @Override
+  public void run() {
+    if ((worker != null && worker.isDisposed()) || !compareAndSet(READY, RUNNING)) {
+      return;
+    }
+    try {
+      run.run();
+    } catch (Throwable t) {
+      RxJavaPlugins.onError(t);
+    } finally {
+      set(FINISHED);
+      future = null;
+      if (tracker != null) {
+        tracker.untrack(this);
+      }
+    }
+  }
+
+  @Override
+  public void dispose() {
+    for (;;) {
+      int s = get();
+      if (s == FINISHED) {
+        return;
+      }
+      if (compareAndSet(s, FINISHED)) {
+        if (s == READY) {
+          Future<?> f = future;
+          if (f != null) {
+            f.cancel(false);
+          }
+          if (tracker != null) {
+            tracker.untrack(this);
+          }
+        }
+        return;
+      }
+    }
+  }
+
+  @Override
+  public boolean isDisposed() {
+    return get() == FINISHED || (worker != null && worker.isDisposed());
+  }
+
+  @Override
+  public Runnable getWrappedRunnable() {
+    return run;
+  }
+
+  @Override
+  public String toString() {
+    return "PoolTask[" + run + "]";
+  }
+}

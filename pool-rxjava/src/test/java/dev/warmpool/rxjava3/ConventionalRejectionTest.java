@@ -1,0 +1,111 @@
+package dev.warmpool.rxjava3;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatNoException;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+
+import dev.warmpool.PoolClosedException;
+import dev.warmpool.PoolOverloadedException;
+import dev.warmpool.WorkerPool;
+import io.reactivex.rxjava3.core.Flowable;
+import io.reactivex.rxjava3.core.Scheduler;
+import io.reactivex.rxjava3.disposables.Disposable;
+import io.reactivex.rxjava3.exceptions.UndeliverableException;
+import io.reactivex.rxjava3.subscribers.TestSubscriber;
+import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/** Contract 4: the conventional scheduler never throws; rejections go to RxJavaPlugins.onError. */
+class ConventionalRejectionTest {
+  @RegisterExtension
+  final RxFixture fx = new RxFixture();
+
+  private void assertOneRejection(Class<? extends Throwable> type) {
+    assertThat(fx.errors).hasSize(1).first()
+        .isInstanceOf(UndeliverableException.class)
+        .extracting(Throwable::getCause).isInstanceOf(type);
+    fx.errors.clear();
+  }
+
+  @Test
+  void aRejectedDirectTaskReturnsDisposedAndGoesToOnError() {
+    WorkerPool pool = fx.nonblocking(1);
+    Scheduler s = PoolSchedulers.from(pool);
+    fx.saturate(pool);
+    assertThat(s.scheduleDirect(() -> { })).isSameAs(Disposable.disposed());
+    assertOneRejection(PoolOverloadedException.class);
+  }
+
+  @Test
+  void aWorkerRejectedAtAdmissionReturnsDisposedAndGoesToOnError() {
+    WorkerPool pool = fx.nonblocking(1);
+    Scheduler s = PoolSchedulers.from(pool);
+    fx.saturate(pool);
+    Scheduler.Worker w = s.createWorker();
+    assertThat(w.schedule(() -> { })).isSameAs(Disposable.disposed());
+    assertOneRejection(PoolOverloadedException.class);
+  }
+
+  @Test
+  void aFullWaitingLineInBlockingModeIsARejectionToo() {
+    WorkerPool pool = fx.pool(b -> b.capacity(1).maxWaiting(1));
+    Scheduler s = PoolSchedulers.from(pool);
+    fx.saturate(pool);
+    assertThat(s.scheduleDirect(() -> { })).isNotSameAs(Disposable.disposed()); // waits in line
+    assertThat(fx.errors).isEmpty();
+    assertThat(s.scheduleDirect(() -> { })).isSameAs(Disposable.disposed());
+    assertOneRejection(PoolOverloadedException.class);
+  }
+
+  @Test
+  void aClosedPoolsRejectionsGoToOnError() {
+    WorkerPool pool = fx.pool(b -> b);
+    Scheduler s = PoolSchedulers.from(pool);
+    Scheduler.Worker w = s.createWorker();
+    pool.shutdown();
+    assertThatNoException().isThrownBy(() -> {
+      assertThat(s.scheduleDirect(() -> { })).isSameAs(Disposable.disposed());
+      assertOneRejection(PoolClosedException.class);
+      assertThat(s.scheduleDirect(() -> { }, 1, TimeUnit.SECONDS)).isSameAs(Disposable.disposed());
+      assertOneRejection(PoolClosedException.class);
+      assertThat(s.schedulePeriodicallyDirect(() -> { }, 1, 1, TimeUnit.SECONDS))
+          .isSameAs(Disposable.disposed());
+      assertOneRejection(PoolClosedException.class);
+      assertThat(w.schedule(() -> { })).isSameAs(Disposable.disposed());
+      assertOneRejection(PoolClosedException.class);
+      assertThat(w.schedule(() -> { }, 1, TimeUnit.SECONDS)).isSameAs(Disposable.disposed());
+      assertOneRejection(PoolClosedException.class);
+    });
+  }
+
+  /** The documented limitation that {@link PoolTransformers} exists for. */
+  @Test
+  void plainObserveOnCannotTellTheSubscriber() {
+    WorkerPool pool = fx.nonblocking(1);
+    Scheduler s = PoolSchedulers.from(pool);
+    fx.saturate(pool);
+    TestSubscriber<Integer> ts = Flowable.just(1).observeOn(s).test();
+    assertOneRejection(PoolOverloadedException.class);
+    ts.assertNoValues().assertNoErrors().assertNotComplete();
+  }
+
+  @Test
+  void blockingModeNeverBlocksTheSchedulingThread() {
+    WorkerPool pool = fx.pool(b -> b.capacity(1));
+    Scheduler s = PoolSchedulers.from(pool);
+    CountDownLatch hold = fx.saturate(pool);
+    CountDownLatch ran = new CountDownLatch(3);
+    assertTimeoutPreemptively(Duration.ofSeconds(5), () -> {
+      s.scheduleDirect(ran::countDown);
+      s.createWorker().schedule(ran::countDown);
+      Flowable.just(1).observeOn(s).subscribe(v -> ran.countDown());
+    });
+    assertThat(ran.getCount()).isEqualTo(3); // all wait in line
+    hold.countDown();
+    RxFixture.awaitQuietly(ran);
+    assertThat(fx.errors).isEmpty();
+  }
+}

@@ -1,0 +1,148 @@
+package dev.warmpool.rxjava3;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatNullPointerException;
+import static org.awaitility.Awaitility.await;
+
+import dev.warmpool.WorkerPool;
+import io.reactivex.rxjava3.core.Scheduler;
+import io.reactivex.rxjava3.disposables.Disposable;
+import io.reactivex.rxjava3.exceptions.UndeliverableException;
+import io.reactivex.rxjava3.plugins.RxJavaPlugins;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/** Contract 3: the schedule hook, null tasks, throwing tasks. */
+class HooksAndFailuresTest {
+  @RegisterExtension
+  final RxFixture fx = new RxFixture();
+
+  @Test
+  void everyTaskPassesThroughOnScheduleOnce() {
+    AtomicInteger hooked = new AtomicInteger();
+    AtomicInteger wrappedRuns = new AtomicInteger();
+    RxJavaPlugins.setScheduleHandler(r -> {
+      hooked.incrementAndGet();
+      return () -> {
+        wrappedRuns.incrementAndGet();
+        r.run();
+      };
+    });
+    Scheduler s = PoolSchedulers.from(fx.pool(b -> b.capacity(4)));
+    Scheduler.Worker w = s.createWorker();
+    AtomicInteger ran = new AtomicInteger();
+    s.scheduleDirect(ran::incrementAndGet);
+    s.scheduleDirect(ran::incrementAndGet, 5, TimeUnit.MILLISECONDS);
+    w.schedule(ran::incrementAndGet);
+    w.schedule(ran::incrementAndGet, 5, TimeUnit.MILLISECONDS);
+    AtomicInteger directTicks = new AtomicInteger();
+    AtomicInteger workerTicks = new AtomicInteger();
+    Disposable p1 = s.schedulePeriodicallyDirect(directTicks::incrementAndGet, 0, 5,
+        TimeUnit.MILLISECONDS);
+    Disposable p2 = w.schedulePeriodically(workerTicks::incrementAndGet, 0, 5,
+        TimeUnit.MILLISECONDS);
+    await().until(() -> ran.get() == 4 && directTicks.get() >= 3 && workerTicks.get() >= 3);
+    p1.dispose();
+    p2.dispose();
+    w.dispose();
+
+    assertThat(hooked).hasValue(6); // once per task, not once per periodic run
+    await().until(() -> wrappedRuns.get() == ran.get() + directTicks.get() + workerTicks.get());
+  }
+
+  @Test
+  void aNullTaskThrowsRunIsNull() {
+    Scheduler s = PoolSchedulers.from(fx.pool(b -> b));
+    Scheduler.Worker w = s.createWorker();
+    List<Consumer<Runnable>> calls = List.of(
+        s::scheduleDirect,
+        r -> s.scheduleDirect(r, 1, TimeUnit.SECONDS),
+        r -> s.schedulePeriodicallyDirect(r, 1, 1, TimeUnit.SECONDS),
+        w::schedule,
+        r -> w.schedule(r, 1, TimeUnit.SECONDS),
+        r -> w.schedulePeriodically(r, 1, 1, TimeUnit.SECONDS));
+    for (Consumer<Runnable> call : calls) {
+      assertThatNullPointerException().isThrownBy(() -> call.accept(null))
+          .withMessage("run is null");
+    }
+    w.dispose();
+    s.shutdown(); // also when nothing would run
+    for (Consumer<Runnable> call : calls) {
+      assertThatNullPointerException().isThrownBy(() -> call.accept(null))
+          .withMessage("run is null");
+    }
+  }
+
+  @Test
+  void aHookReturningNullIsRefusedLikeANullTask() {
+    Scheduler s = PoolSchedulers.from(fx.pool(b -> b));
+    RxJavaPlugins.setScheduleHandler(r -> null);
+    assertThatNullPointerException().isThrownBy(() -> s.scheduleDirect(() -> { }))
+        .withMessageStartingWith("run is null");
+    assertThatNullPointerException().isThrownBy(() -> s.createWorker().schedule(() -> { }))
+        .withMessageStartingWith("run is null");
+  }
+
+  @Test
+  void aThrowingWorkerTaskIsReportedOnceAndTheLaneGoesOn() {
+    List<Throwable> poolFailures = new CopyOnWriteArrayList<>();
+    WorkerPool pool = fx.pool(b -> b.capacity(1).failureHandler((t, e) -> poolFailures.add(e)));
+    Scheduler.Worker w = PoolSchedulers.from(pool).createWorker();
+    RuntimeException boom = new RuntimeException("boom");
+    CountDownLatch later = new CountDownLatch(3);
+    w.schedule(() -> {
+      throw boom;
+    });
+    w.schedule(later::countDown);
+    w.schedule(() -> {
+      throw boom;
+    }, 10, TimeUnit.MILLISECONDS);
+    w.schedule(later::countDown, 20, TimeUnit.MILLISECONDS);
+    w.schedule(later::countDown, 30, TimeUnit.MILLISECONDS);
+    RxFixture.awaitQuietly(later);
+
+    assertThat(fx.errors).hasSize(2).allSatisfy(e ->
+        assertThat(e).isInstanceOf(UndeliverableException.class).hasCause(boom));
+    assertThat(poolFailures).isEmpty();
+  }
+
+  @Test
+  void aThrowingDirectTaskIsReportedOnce() {
+    List<Throwable> poolFailures = new CopyOnWriteArrayList<>();
+    WorkerPool pool = fx.pool(b -> b.capacity(1).failureHandler((t, e) -> poolFailures.add(e)));
+    Scheduler s = PoolSchedulers.from(pool);
+    IllegalStateException boom = new IllegalStateException("boom");
+    Disposable d = s.scheduleDirect(() -> {
+      throw boom;
+    });
+    await().until(d::isDisposed);
+    CountDownLatch after = new CountDownLatch(1);
+    s.scheduleDirect(after::countDown); // one worker: it survived
+    RxFixture.awaitQuietly(after);
+    assertThat(fx.errors).containsExactly(boom); // a "bug" exception is passed unwrapped
+    assertThat(poolFailures).isEmpty();
+  }
+
+  @Test
+  void aThrowingPeriodicTaskIsReportedOnceAndStops() {
+    Scheduler s = PoolSchedulers.from(fx.pool(b -> b.capacity(2)));
+    Scheduler.Worker w = s.createWorker();
+    AtomicInteger runs = new AtomicInteger();
+    Disposable p = w.schedulePeriodically(() -> {
+      runs.incrementAndGet();
+      throw new IllegalStateException("tick");
+    }, 0, 10, TimeUnit.MILLISECONDS);
+    await().until(p::isDisposed);
+    CountDownLatch sentinel = new CountDownLatch(1);
+    w.schedule(sentinel::countDown, 50, TimeUnit.MILLISECONDS); // the lane is still usable
+    RxFixture.awaitQuietly(sentinel);
+    assertThat(runs).hasValue(1);
+    assertThat(fx.errors).hasSize(1);
+  }
+}

@@ -1,0 +1,125 @@
+package dev.warmpool.rxjava3;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatNullPointerException;
+import static org.awaitility.Awaitility.await;
+
+import dev.warmpool.PoolOverloadedException;
+import dev.warmpool.WorkerPool;
+import io.reactivex.rxjava3.core.Completable;
+import io.reactivex.rxjava3.core.Flowable;
+import io.reactivex.rxjava3.core.Maybe;
+import io.reactivex.rxjava3.core.Observable;
+import io.reactivex.rxjava3.core.Single;
+import io.reactivex.rxjava3.observers.TestObserver;
+import io.reactivex.rxjava3.subscribers.TestSubscriber;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/** Contract 5, general form: bodies with time operators on the pool's scheduler. */
+class PoolScopeTest {
+  @RegisterExtension
+  final RxFixture fx = new RxFixture();
+
+  @Test
+  void intervalDelayAndTimeoutRunOnThePool() throws InterruptedException {
+    WorkerPool pool = fx.nonblocking(4);
+    List<String> threads = new CopyOnWriteArrayList<>();
+    TestSubscriber<Long> ts = PoolScope.flowable(pool, s ->
+            Flowable.interval(10, TimeUnit.MILLISECONDS, s).take(3)
+                .delay(5, TimeUnit.MILLISECONDS, s)
+                .timeout(5, TimeUnit.SECONDS, s)
+                .doOnNext(v -> threads.add(Thread.currentThread().getName())))
+        .test();
+    ts.await(10, TimeUnit.SECONDS);
+    ts.assertResult(0L, 1L, 2L);
+    assertThat(threads).allMatch(t -> t.startsWith(pool.name() + "-"));
+    assertThat(fx.errors).isEmpty();
+  }
+
+  @Test
+  void aTimeoutOnThePoolSchedulerFires() throws InterruptedException {
+    WorkerPool pool = fx.nonblocking(2);
+    TestObserver<Object> to = PoolScope.single(pool, s ->
+        Single.never().timeout(30, TimeUnit.MILLISECONDS, s)).test();
+    to.await(10, TimeUnit.SECONDS);
+    to.assertError(TimeoutException.class);
+  }
+
+  @Test
+  void aRejectionInTheBodyEndsTheStreamOnceAndCancelsItsTimers() {
+    WorkerPool pool = fx.nonblocking(1);
+    fx.saturate(pool);
+    TestObserver<Integer> to = PoolScope.observable(pool, s ->
+        Observable.just(1).subscribeOn(s).timeout(50, TimeUnit.MILLISECONDS, s)).test();
+    to.assertError(PoolOverloadedException.class).assertNoValues();
+    // the timeout's timer was disposed with the stream: no late TimeoutException anywhere
+    await().during(RxFixture.millis(150)).atMost(RxFixture.millis(2_000))
+        .untilAsserted(() -> {
+          assertThat(fx.errors).isEmpty();
+          to.assertError(PoolOverloadedException.class); // exactly one onError
+        });
+  }
+
+  @Test
+  void manyRejectionsInOneStreamGiveOneOnError() throws InterruptedException {
+    WorkerPool pool = fx.nonblocking(2);
+    CountDownLatch hold = fx.hold();
+    TestSubscriber<Integer> ts = PoolScope.flowable(pool, s ->
+            Flowable.range(1, 100).flatMap(i -> Flowable.fromCallable(() -> {
+              RxFixture.awaitQuietly(hold); // the first two fill the pool
+              return i;
+            }).subscribeOn(s)))
+        .test();
+    ts.assertError(PoolOverloadedException.class).assertNoValues();
+    hold.countDown();
+    RxFixture.awaitQuiet(pool);
+    ts.assertError(PoolOverloadedException.class).assertNoValues(); // still exactly one
+    assertThat(fx.errors).isEmpty();
+  }
+
+  @Test
+  void eachSubscriptionGetsItsOwnScope() throws InterruptedException {
+    WorkerPool pool = fx.nonblocking(1);
+    Single<String> work = PoolScope.single(pool, s ->
+        Single.fromCallable(() -> "done").subscribeOn(s));
+    CountDownLatch hold = fx.saturate(pool);
+    work.test().assertError(PoolOverloadedException.class);
+    hold.countDown();
+    RxFixture.awaitQuiet(pool);
+    TestObserver<String> second = work.test();
+    second.await(10, TimeUnit.SECONDS);
+    second.assertResult("done");
+  }
+
+  @Test
+  void everyTypeHasAScope() throws InterruptedException {
+    WorkerPool pool = fx.nonblocking(2);
+    TestObserver<Integer> maybe = PoolScope.maybe(pool, s ->
+        Maybe.just(1).delay(5, TimeUnit.MILLISECONDS, s)).test();
+    TestObserver<Void> completable = PoolScope.completable(pool, s ->
+        Completable.timer(5, TimeUnit.MILLISECONDS, s)).test();
+    maybe.await(10, TimeUnit.SECONDS);
+    completable.await(10, TimeUnit.SECONDS);
+    maybe.assertResult(1);
+    completable.assertResult();
+  }
+
+  @Test
+  void aBodyThatThrowsOrReturnsNullErrorsTheSubscriber() {
+    WorkerPool pool = fx.pool(b -> b);
+    IllegalStateException boom = new IllegalStateException("boom");
+    PoolScope.flowable(pool, s -> {
+      throw boom;
+    }).test().assertError(boom);
+    PoolScope.<Integer>single(pool, s -> null).test().assertError(NullPointerException.class);
+    assertThatNullPointerException().isThrownBy(() -> PoolScope.completable(null, s -> null));
+    assertThatNullPointerException().isThrownBy(() -> PoolScope.completable(pool, null));
+    assertThat(fx.errors).isEmpty();
+  }
+}
