@@ -79,6 +79,8 @@ final class BoundedPool extends AbstractWorkerPool {
   private final Object resizeLock = new Object();
   private final CleanerTask cleaner = new CleanerTask();
   private final AtomicInteger threadNumber = new AtomicInteger();
+  /** The one idle worker allowed to spin: the last one to go idle. */
+  volatile Worker spinner;
 
   private final LongAdder submitted = new LongAdder();
   private final LongAdder completed = new LongAdder();

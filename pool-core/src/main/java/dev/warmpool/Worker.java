@@ -63,12 +63,20 @@ final class Worker implements Runnable {
     handOff(WAKE, RETIRE);
   }
 
-  /** Waits on the slot: a short spin, then park. Returns the task argument or {@link #RETIRE}. */
+  /**
+   * Waits on the slot: a short spin, then park. Returns the task argument or {@link #RETIRE}.
+   * Only the worker that went idle last spins (it is the top of the stack, so the next task comes
+   * to it); an older spinner stops at once and parks. With many idle workers on few cores, more
+   * spinners would only steal the CPU from the threads that produce and run tasks.
+   */
   Object awaitTask() {
     Object a = arg;
-    for (int i = 0; a == null && i < SPINS; i++) {
-      Thread.onSpinWait();
-      a = arg;
+    if (a == null) {
+      pool.spinner = this;
+      for (int i = 0; a == null && i < SPINS && pool.spinner == this; i++) {
+        Thread.onSpinWait();
+        a = arg;
+      }
     }
     if (a == null) {
       parked = true;

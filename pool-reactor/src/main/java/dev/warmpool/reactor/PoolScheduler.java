@@ -1,0 +1,338 @@
+package dev.warmpool.reactor;
+
+import dev.warmpool.PoolOverloadedException;
+import dev.warmpool.PoolStats;
+import dev.warmpool.WorkerPool;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
+import java.util.concurrent.atomic.AtomicLongFieldUpdater;
+import reactor.core.Disposable;
+import reactor.core.Scannable;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
+import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
+
+/**
+ * The {@link Scheduler} behind {@link PoolSchedulers}: a thin mapping of Reactor's calls onto a
+ * {@link WorkerPool}. See {@link PoolSchedulers} for the user-facing contract.
+ *
+ * <h2>Implementation notes</h2>
+ * <b>Mapping.</b> {@code schedule(task)} is {@link WorkerPool#enqueue}, which never blocks; delayed and
+ * periodic tasks go through the pool's shared timer ({@code WorkerPool.schedule*}); a {@link Worker}
+ * is a serial lane ({@link PoolWorker}). Every user task is first passed through
+ * {@link Schedulers#onSchedule} and then wrapped in a {@link PoolTask}, which carries Reactor's
+ * per-task {@link Disposable} semantics.
+ *
+ * <p><b>Run state.</b> {@code state} moves one way:
+ * <pre>
+ *   ACTIVE   -> GRACEFUL  on subscription to disposeGracefully()
+ *   ACTIVE   -> DISPOSED  on dispose()
+ *   GRACEFUL -> DISPOSED  on dispose()
+ * </pre>
+ * Outside ACTIVE every submission is rejected and periodic tasks stop; in DISPOSED, tasks that have not
+ * started are cancelled (delayed ones at once, the others when the pool reaches them).
+ *
+ * <p><b>Quiescence.</b> {@code active} counts this scheduler's tasks from acceptance until they end
+ * (ran, or cancelled). A submitter increments first and reads {@code state} second, a disposer writes
+ * {@code state} first and reads {@code active} second, so either the submission is rejected or the
+ * disposer waits for it. When {@code active} reaches 0 outside ACTIVE, the scheduler is quiescent:
+ * {@link #disposeGracefully()} completes (for an owned pool, once the pool has terminated too).
+ *
+ * <p><b>Admission of timed work.</b> The pool admits a delayed task when it is scheduled but never
+ * rejects it for being full (when due it waits in line). Reactor expects {@code Mono.delay} and
+ * {@code Flux.interval} on a saturated bounded scheduler to fail, so in nonblocking mode this class
+ * rejects timed work with {@link PoolOverloadedException} when no worker is idle and the pool is at
+ * capacity at scheduling time (a worker that was admitted before is exempt: admission once).
+ */
+final class PoolScheduler implements Scheduler, Scannable, PeriodicTask.Rearm {
+  static final int ACTIVE = 0;
+  static final int GRACEFUL = 1;
+  static final int DISPOSED = 2;
+
+  private static final AtomicIntegerFieldUpdater<PoolScheduler> STATE =
+      AtomicIntegerFieldUpdater.newUpdater(PoolScheduler.class, "state");
+  private static final AtomicLongFieldUpdater<PoolScheduler> ACTIVE_TASKS =
+      AtomicLongFieldUpdater.newUpdater(PoolScheduler.class, "active");
+  private static final AtomicIntegerFieldUpdater<PoolScheduler> QUIESCED =
+      AtomicIntegerFieldUpdater.newUpdater(PoolScheduler.class, "quiesced");
+
+  final WorkerPool pool;
+  private final boolean owned;
+
+  private volatile int state;
+  private volatile long active;
+  private volatile int quiesced;
+  /** Delayed and periodic tasks not yet ended, direct or of a worker: cancelled by dispose(). */
+  private final Set<PoolTask> timed = ConcurrentHashMap.newKeySet();
+  private final Sinks.Empty<Void> terminated = Sinks.empty();
+
+  PoolScheduler(WorkerPool pool, boolean owned) {
+    this.pool = Objects.requireNonNull(pool, "pool must not be null");
+    this.owned = owned;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Direct scheduling
+
+  @Override
+  public Disposable schedule(Runnable task) {
+    PoolTask t = new PoolTask(Schedulers.onSchedule(requireTask(task)), this, null, false);
+    enter();
+    try {
+      pool.enqueue(t);
+    } catch (RuntimeException rejected) {
+      t.cancelIfPending();
+      throw rejected;
+    }
+    return t;
+  }
+
+  @Override
+  public Disposable schedule(Runnable task, long delay, TimeUnit unit) {
+    Objects.requireNonNull(unit, "unit must not be null");
+    if (delay <= 0) {
+      return schedule(task);
+    }
+    PoolTask t = new PoolTask(Schedulers.onSchedule(requireTask(task)), this, null, true);
+    enterTimed(t);
+    try {
+      checkAdmission();
+      t.setFuture(pool.schedule(t, delay, unit));
+    } catch (RuntimeException rejected) {
+      t.cancelIfPending();
+      throw rejected;
+    }
+    return t;
+  }
+
+  @Override
+  public Disposable schedulePeriodically(Runnable task, long initialDelay, long period,
+      TimeUnit unit) {
+    Objects.requireNonNull(unit, "unit must not be null");
+    Runnable r = Schedulers.onSchedule(requireTask(task));
+    long first = deadline(initialDelay, unit);
+    // the pool's timer drives a positive period; Reactor's "period <= 0: again at once" re-arms itself
+    PeriodicTask t = period > 0
+        ? new PeriodicTask(r, this, null, null, first, unit.toNanos(period))
+        : new PeriodicTask(r, this, null, this, first, 0);
+    enterTimed(t);
+    try {
+      checkAdmission();
+      t.setFuture(period > 0
+          ? pool.scheduleAtFixedRate(t, initialDelay, period, unit)
+          : pool.schedule(t, initialDelay, unit));
+    } catch (RuntimeException rejected) {
+      t.cancelIfPending();
+      throw rejected;
+    }
+    return t;
+  }
+
+  @Override
+  public Future<?> rearm(Runnable task, long delayNanos) {
+    return pool.schedule(task, delayNanos, TimeUnit.NANOSECONDS);
+  }
+
+  @Override
+  public Worker createWorker() {
+    return new PoolWorker(this, pool.newSerialExecutor());
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Accounting, shared with PoolWorker
+
+  static Runnable requireTask(Runnable task) {
+    return Objects.requireNonNull(task, "task must not be null");
+  }
+
+  static long deadline(long delay, TimeUnit unit) {
+    long nanos = Math.max(0, Math.min(unit.toNanos(delay), Long.MAX_VALUE >> 2));
+    return System.nanoTime() + nanos;
+  }
+
+  /** Counts a task about to be submitted; rejects it if this scheduler no longer accepts work. */
+  void enter() {
+    ACTIVE_TASKS.incrementAndGet(this);
+    if (state != ACTIVE) {
+      exit();
+      throw new RejectedExecutionException("scheduler " + this + " is disposed");
+    }
+  }
+
+  /** Counts a timed task and registers it for cancellation by {@link #dispose()}. */
+  void enterTimed(PoolTask t) {
+    enter();
+    timed.add(t);
+  }
+
+  /** Registers a timed task of a worker, already counted by {@link #enter()}. */
+  void addTimed(PoolTask t) {
+    timed.add(t);
+  }
+
+  void exit() {
+    if (ACTIVE_TASKS.decrementAndGet(this) == 0 && state != ACTIVE) {
+      quiesced();
+    }
+  }
+
+  /** Called once per accepted task when it has ended (see {@link PoolTask}). */
+  void taskEnded(PoolTask t) {
+    if (t.worker != null) {
+      t.worker.untrack(t);
+    }
+    if (t.timed) {
+      timed.remove(t);
+    }
+    exit();
+  }
+
+  /**
+   * Nonblocking mode: rejects timed work when no worker is idle and the pool is at capacity, as the
+   * pool itself does for immediate work (see the class notes).
+   */
+  void checkAdmission() {
+    if (!pool.isNonblocking()) {
+      return;
+    }
+    PoolStats s = pool.stats();
+    if (s.idle() == 0 && s.workers() >= s.capacity()) {
+      throw new PoolOverloadedException("pool '" + pool.name() + "' is overloaded: no idle worker "
+          + "for a delayed task (capacity " + s.capacity() + ", busy " + s.busy() + ")");
+    }
+  }
+
+  /** Disposed, not merely disposing gracefully: tasks that have not started must not start. */
+  boolean isStopped() {
+    return state == DISPOSED;
+  }
+
+  /** No longer accepting work: disposed or disposing gracefully. */
+  boolean isStopping() {
+    return state != ACTIVE;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Lifecycle
+
+  /**
+   * Stops this scheduler at once; see {@link PoolSchedulers} for what happens to its tasks. Never
+   * blocks.
+   */
+  @Override
+  public void dispose() {
+    if (STATE.getAndSet(this, DISPOSED) == DISPOSED) {
+      return;
+    }
+    for (PoolTask t : timed) {
+      t.cancelIfPending();
+    }
+    if (owned) {
+      for (Runnable r : pool.shutdownNow()) {
+        if (r instanceof PoolTask) {
+          ((PoolTask) r).cancelIfPending();
+        }
+      }
+    }
+    if (active == 0 || pool.isTerminated()) {
+      quiesced();
+    }
+  }
+
+  @Override
+  public Mono<Void> disposeGracefully() {
+    return Mono.defer(() -> {
+      beginGraceful();
+      return terminated.asMono();
+    });
+  }
+
+  private void beginGraceful() {
+    if (!STATE.compareAndSet(this, ACTIVE, GRACEFUL)) {
+      return; // already disposing; the caller just waits for the same end
+    }
+    boolean poolShutDown = pool.isShutdown(); // the pool dropped its delayed tasks: ours will not run
+    for (PoolTask t : timed) {
+      if (t.isPeriodic() || poolShutDown) {
+        t.cancelIfPending();
+      }
+    }
+    if (active == 0 || pool.isTerminated()) { // a terminated pool will run nothing of ours
+      quiesced();
+    }
+  }
+
+  /** No task of this scheduler is left; runs once. */
+  private void quiesced() {
+    if (!QUIESCED.compareAndSet(this, 0, 1)) {
+      return;
+    }
+    if (!owned) {
+      terminated.tryEmitEmpty();
+      return;
+    }
+    pool.shutdown(); // graceful: nothing of ours is left in it; after dispose(): already shut down
+    if (pool.isTerminated()) {
+      terminated.tryEmitEmpty();
+      return;
+    }
+    Thread awaiter = new Thread(() -> {
+      try {
+        while (!pool.awaitTermination(1, TimeUnit.DAYS)) {
+          // keep waiting: disposeGracefully() completes only once the owned pool is gone
+        }
+        terminated.tryEmitEmpty();
+      } catch (InterruptedException e) {
+        terminated.tryEmitError(e);
+      }
+    }, pool.name() + "-dispose");
+    awaiter.setDaemon(true);
+    awaiter.start();
+  }
+
+  /**
+   * Does nothing on a live scheduler (the pool starts workers on demand).
+   *
+   * @throws IllegalStateException if this scheduler was disposed, gracefully or not
+   */
+  @Override
+  public void init() {
+    if (state != ACTIVE) {
+      throw new IllegalStateException("scheduler " + this + " was disposed and cannot be reused");
+    }
+  }
+
+  @Override
+  public boolean isDisposed() {
+    return state != ACTIVE;
+  }
+
+  @Override
+  @SuppressWarnings("rawtypes") // Scannable declares the raw type
+  public Object scanUnsafe(Attr key) {
+    if (key == Attr.TERMINATED || key == Attr.CANCELLED) {
+      return isDisposed();
+    }
+    if (key == Attr.NAME) {
+      return toString();
+    }
+    if (key == Attr.CAPACITY) {
+      return pool.capacity();
+    }
+    if (key == Attr.BUFFERED) {
+      return pool.stats().waiting();
+    }
+    return null;
+  }
+
+  @Override
+  public String toString() {
+    return pool.toString();
+  }
+}

@@ -1,0 +1,120 @@
+package dev.warmpool.reactor;
+
+import dev.warmpool.PoolClosedException;
+import dev.warmpool.PoolOverloadedException;
+import dev.warmpool.WorkerPool;
+import java.util.Objects;
+import reactor.core.Disposable;
+import reactor.core.scheduler.Scheduler;
+
+/**
+ * Reactor {@link Scheduler}s over a {@link WorkerPool}: {@code publishOn(poolScheduler)} and
+ * {@code subscribeOn(poolScheduler)} with bounded, reusable threads.
+ *
+ * <pre>{@code
+ * WorkerPool pool = WorkerPool.builder().name("io").capacity(64).build();
+ * Scheduler io = PoolSchedulers.from(pool);
+ * Flux.fromIterable(ids)
+ *     .flatMap(id -> Mono.fromCallable(() -> blockingLookup(id)).subscribeOn(io), 64)
+ *     .subscribe(...);
+ * }</pre>
+ *
+ * <h2>Mapping</h2>
+ * <ul>
+ *   <li>{@link Scheduler#schedule(Runnable)} runs the task on a pool worker through
+ *       {@link WorkerPool#enqueue}: it never blocks the caller. {@code Mono.fromCallable(..)
+ *       .subscribeOn(s)} takes this path.</li>
+ *   <li>{@link Scheduler#createWorker()} returns a worker over a serial lane
+ *       ({@link WorkerPool#newSerialExecutor()}): its tasks never overlap and run in submission
+ *       order; the lane holds a pool thread only while it has tasks, so an idle subscription costs no
+ *       thread. {@code publishOn}, {@code subscribeOn} of a {@code Flux} and {@code Flux.interval} take
+ *       this path.</li>
+ *   <li>{@code schedule(task, delay, unit)} and {@code schedulePeriodically} (fixed rate; runs never
+ *       overlap, late runs catch up) go through the pool's shared timer, on the scheduler and on its
+ *       workers; a worker's delayed tasks keep the worker's order. A delay {@code <= 0} means now; a
+ *       period {@code <= 0} means "run again as soon as the previous run returned".</li>
+ * </ul>
+ * Every task is passed through {@link reactor.core.scheduler.Schedulers#onSchedule} first, so
+ * schedule hooks (and {@code Hooks.enableAutomaticContextPropagation()}) apply. The pool's threads are
+ * not Reactor {@code NonBlocking} threads: blocking in a task is what the pool is for.
+ *
+ * <h2>Tasks and their {@link Disposable}</h2>
+ * The {@code Disposable} a {@code schedule*} call returns is not disposed while the task runs and is
+ * disposed once it ran or was cancelled. Disposing a pending task means it never runs. Disposing a
+ * running task from another thread interrupts it; disposing it from the task's own thread does not,
+ * and no interrupt of this scheduler's making is left on a pool thread after the task. Disposing a
+ * {@link Scheduler.Worker} does the same for every task of that worker (not of other workers) and
+ * makes its later {@code schedule*} calls throw {@link java.util.concurrent.RejectedExecutionException}.
+ *
+ * <h2>Rejection</h2>
+ * The scheduler and its workers never block the calling (Reactor) thread. When the pool cannot take a
+ * task, the {@code schedule*} call throws, and Reactor's operators turn that into exactly one
+ * {@code onError} for the subscriber ({@code publishOn}, {@code subscribeOn}, {@code Mono.delay},
+ * {@code Flux.interval}); Reactor may wrap the exception, keeping the pool's as its cause.
+ * <ul>
+ *   <li>Nonblocking pool, every worker busy: {@link PoolOverloadedException}, for immediate work and
+ *       for delayed or periodic work alike (judged at scheduling time).</li>
+ *   <li>Blocking pool: work waits in the pool's waiting line without holding a thread;
+ *       {@link PoolOverloadedException} only if that line is full.</li>
+ *   <li>A worker is admitted once, on its first task: afterwards its tasks wait their turn and are
+ *       never rejected for a full pool, so a stream that started keeps going.</li>
+ *   <li>Pool shut down: {@link PoolClosedException}; scheduler or worker disposed:
+ *       {@link java.util.concurrent.RejectedExecutionException}.</li>
+ * </ul>
+ *
+ * <h2>Failures</h2>
+ * A task that throws does not harm the pool. An immediate task's exception goes to the pool's failure
+ * handler, by default the worker thread's uncaught-exception handler; a delayed or periodic task's
+ * exception goes to the thread's uncaught-exception handler (a periodic task keeps running).
+ *
+ * <h2>Disposal</h2>
+ * {@link Scheduler#dispose()} makes this scheduler and its workers reject new work; its tasks that
+ * have not started never start (delayed and periodic ones are cancelled at once); tasks already
+ * running finish. {@link Scheduler#disposeGracefully()} is lazy: on subscription it rejects new work
+ * and stops periodic tasks, but lets tasks already accepted (running, waiting or delayed) run, and
+ * completes when the last of them has ended. It may be retried (for example after a
+ * {@code timeout}) and followed by {@code dispose()}. {@link Scheduler#init()} after either throws
+ * {@link IllegalStateException}. What happens to the pool depends on the factory:
+ * {@link #from(WorkerPool)} leaves it running, {@link #fromOwned(WorkerPool)} and
+ * {@link #newPool(WorkerPool.Builder)} close it.
+ *
+ * <h2>Introspection</h2>
+ * {@code toString()} is the pool's, e.g. {@code workerPool("io",capacity=64,maxIdle=10s)}. The
+ * scheduler is {@link reactor.core.Scannable}: {@code NAME} (that string), {@code CAPACITY} (the pool's
+ * capacity), {@code BUFFERED} (entries in the pool's waiting line), {@code TERMINATED} and
+ * {@code CANCELLED} (disposed or disposing). Workers answer {@code NAME}, {@code PARENT},
+ * {@code BUFFERED} (their tasks not yet ended) and {@code TERMINATED}.
+ */
+public final class PoolSchedulers {
+  private PoolSchedulers() {}
+
+  /**
+   * A scheduler over a pool the caller keeps owning: several schedulers and other adapters may share
+   * the pool. Disposing the scheduler stops only this scheduler's work; the pool stays open.
+   *
+   * @throws NullPointerException if {@code pool} is null
+   */
+  public static Scheduler from(WorkerPool pool) {
+    return new PoolScheduler(Objects.requireNonNull(pool, "pool must not be null"), false);
+  }
+
+  /**
+   * A scheduler that owns the pool: {@code dispose()} also shuts the pool down at once
+   * ({@link WorkerPool#shutdownNow()}, interrupting running tasks), and {@code disposeGracefully()}
+   * shuts it down once this scheduler's tasks have ended and completes when the pool has terminated.
+   *
+   * @throws NullPointerException if {@code pool} is null
+   */
+  public static Scheduler fromOwned(WorkerPool pool) {
+    return new PoolScheduler(Objects.requireNonNull(pool, "pool must not be null"), true);
+  }
+
+  /**
+   * Builds a new pool and returns a scheduler that owns it, as {@link #fromOwned(WorkerPool)}.
+   *
+   * @throws NullPointerException if {@code builder} is null
+   */
+  public static Scheduler newPool(WorkerPool.Builder builder) {
+    return fromOwned(Objects.requireNonNull(builder, "builder must not be null").build());
+  }
+}

@@ -1,0 +1,226 @@
+package dev.warmpool.reactor;
+
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
+import reactor.core.Disposable;
+
+/**
+ * One task of a {@link PoolScheduler}, handed to the pool (or a serial lane, or the pool's timer) in
+ * place of the user's runnable. It gives the task Reactor's per-task {@link Disposable} semantics and
+ * tells its scheduler (and worker) when it is over, so that graceful disposal knows when nothing is
+ * left.
+ *
+ * <h2>States</h2>
+ * <pre>
+ *   PENDING  -> RUNNING       a pool thread starts it (a periodic task: each run)
+ *   RUNNING  -> PENDING       a periodic run returned; the task waits for its next run
+ *   RUNNING  -> DONE          a one-shot run returned
+ *   PENDING  -> CANCELLED     dispose() before it started: it never runs
+ *   RUNNING  -> CANCELLED     dispose() from the thread that runs it: no interrupt
+ *   RUNNING  -> INTERRUPTING  dispose() from another thread; that thread interrupts the runner,
+ *   INTERRUPTING -> INTERRUPTED  then publishes that the interrupt was delivered
+ * </pre>
+ * {@code isDisposed()} is true in DONE, CANCELLED, INTERRUPTING and INTERRUPTED. The run that ends in
+ * INTERRUPTING waits for INTERRUPTED and clears its thread's interrupt flag, so the interrupt can never
+ * hit whatever the pool thread runs next. The scheduler hears of the end exactly once: from
+ * {@code dispose()} for PENDING -> CANCELLED, else from the run.
+ *
+ * <h2>Failures</h2>
+ * An immediate task's exception is rethrown to the pool, whose failure handler (by default the
+ * thread's uncaught-exception handler) receives it. A delayed or periodic task runs inside the core's
+ * timer future, which would keep the exception to itself, so it reports to the thread's
+ * uncaught-exception handler directly; a periodic task keeps running after a failed run, as Reactor's
+ * own periodic tasks do.
+ */
+class PoolTask implements Runnable, Disposable {
+  static final int PENDING = 0;
+  static final int RUNNING = 1;
+  static final int DONE = 2;
+  static final int CANCELLED = 3;
+  static final int INTERRUPTING = 4;
+  static final int INTERRUPTED = 5;
+
+  private static final AtomicIntegerFieldUpdater<PoolTask> STATE =
+      AtomicIntegerFieldUpdater.newUpdater(PoolTask.class, "state");
+
+  final Runnable task;
+  final PoolScheduler scheduler;
+  /** The worker whose task this is, or null for a task scheduled on the scheduler directly. */
+  final PoolWorker worker;
+  /** Whether the task waits on the timer (delayed or periodic); such tasks are registered for cancel. */
+  final boolean timed;
+
+  volatile int state;
+  /** The thread running the task; set before PENDING -> RUNNING, cleared after leaving RUNNING. */
+  private volatile Thread runner;
+  /** A timed task's handle in the core timer, cancelled when the task is disposed. */
+  private volatile Future<?> future;
+
+  /** Links of the owning worker's task list; accessed only under that worker's lock. */
+  PoolTask prev;
+  PoolTask next;
+
+  PoolTask(Runnable task, PoolScheduler scheduler, PoolWorker worker, boolean timed) {
+    this.task = task;
+    this.scheduler = scheduler;
+    this.worker = worker;
+    this.timed = timed;
+  }
+
+  boolean isPeriodic() {
+    return false;
+  }
+
+  @Override
+  public void run() {
+    if (scheduler.isStopped()) {
+      cancelIfPending(); // the scheduler was disposed: tasks that have not started never start
+      return;
+    }
+    if (!start()) {
+      return;
+    }
+    Throwable failure = null;
+    try {
+      task.run();
+    } catch (Throwable t) {
+      failure = t;
+    }
+    if (!STATE.compareAndSet(this, RUNNING, DONE)) {
+      endDisposedRun();
+    } else {
+      runner = null;
+      ended();
+    }
+    if (failure != null) {
+      if (timed) {
+        reportToThread(failure);
+      } else {
+        throw PoolTask.<RuntimeException>sneaky(failure);
+      }
+    }
+  }
+
+  /** PENDING -> RUNNING on the current thread; false if the task was disposed first. */
+  final boolean start() {
+    runner = Thread.currentThread();
+    if (STATE.compareAndSet(this, PENDING, RUNNING)) {
+      return true;
+    }
+    runner = null;
+    return false;
+  }
+
+  /** A periodic run returned: RUNNING -> PENDING; false if the task was disposed during the run. */
+  final boolean endPeriodicRun() {
+    if (STATE.compareAndSet(this, RUNNING, PENDING)) {
+      runner = null;
+      return true;
+    }
+    endDisposedRun();
+    return false;
+  }
+
+  /** The run ends after a dispose(): wait for an interrupt in delivery, then clear it. */
+  final void endDisposedRun() {
+    int s;
+    while ((s = state) == INTERRUPTING) {
+      Thread.onSpinWait();
+    }
+    if (s == INTERRUPTED) {
+      Thread.interrupted(); // the interrupt was for this task only
+    }
+    runner = null;
+    ended();
+  }
+
+  @Override
+  public void dispose() {
+    for (;;) {
+      int s = state;
+      if (s == PENDING) {
+        if (cancelIfPending()) {
+          return;
+        }
+      } else if (s == RUNNING) {
+        Thread r = runner;
+        if (r == null) {
+          continue; // a periodic task between two runs; read again
+        }
+        if (r == Thread.currentThread()) {
+          if (STATE.compareAndSet(this, RUNNING, CANCELLED)) {
+            cancelFuture();
+            return;
+          }
+        } else if (STATE.compareAndSet(this, RUNNING, INTERRUPTING)) {
+          try {
+            r.interrupt();
+          } finally {
+            state = INTERRUPTED;
+          }
+          cancelFuture();
+          return;
+        }
+      } else {
+        return;
+      }
+    }
+  }
+
+  /**
+   * PENDING -> CANCELLED: the task will never (again) run. Returns whether this call did it. Also the
+   * clean-up when the pool refused the task: it is registered before submission, and whoever ends it
+   * first (this call or a concurrent disposal) unregisters it, exactly once.
+   */
+  final boolean cancelIfPending() {
+    if (STATE.compareAndSet(this, PENDING, CANCELLED)) {
+      cancelFuture();
+      ended();
+      return true;
+    }
+    return false;
+  }
+
+  @Override
+  public boolean isDisposed() {
+    return state >= DONE;
+  }
+
+  /** Attaches the timer's handle; cancels it at once if the task was disposed meanwhile. */
+  final void setFuture(Future<?> f) {
+    future = f;
+    if (state >= CANCELLED) {
+      f.cancel(false);
+    }
+  }
+
+  private void cancelFuture() {
+    Future<?> f = future;
+    if (f != null) {
+      f.cancel(false); // never the core's interrupt: this task delivers its own, see dispose()
+    }
+  }
+
+  /** Called exactly once, when the task is over: ran, or will never run again. */
+  private void ended() {
+    scheduler.taskEnded(this);
+  }
+
+  static void reportToThread(Throwable failure) {
+    Thread self = Thread.currentThread();
+    Thread.UncaughtExceptionHandler h = self.getUncaughtExceptionHandler();
+    if (h != null) {
+      h.uncaughtException(self, failure);
+    }
+  }
+
+  @SuppressWarnings("unchecked")
+  private static <E extends Throwable> E sneaky(Throwable t) throws E {
+    throw (E) t;
+  }
+
+  @Override
+  public String toString() {
+    return "PoolTask[" + task + ", state=" + state + "]";
+  }
+}
