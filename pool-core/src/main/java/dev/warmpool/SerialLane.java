@@ -69,14 +69,15 @@ final class SerialLane implements SerialExecutor {
   private void admit(Runnable task) {
     queue.offer(task);
     wip.incrementAndGet();
+    pool.laneTaskAccepted(); // before the hand-off, so that no snapshot shows it completed first
     try {
       pool.dispatch(DRAIN, this, AbstractWorkerPool.ENQUEUE);
     } catch (RuntimeException rejected) {
       queue.poll();
       wip.decrementAndGet();
+      pool.laneTaskCancelled();
       throw rejected;
     }
-    pool.laneTaskAccepted();
     admitted = true;
   }
 

@@ -1,0 +1,222 @@
+package dev.warmpool.kotlin
+
+import dev.warmpool.PoolOverloadedException
+import dev.warmpool.SerialExecutor
+import dev.warmpool.WorkerPool
+import java.lang.ref.WeakReference
+import java.util.WeakHashMap
+import java.util.concurrent.ConcurrentHashMap
+import java.util.concurrent.RejectedExecutionException
+import java.util.concurrent.TimeUnit
+import kotlin.coroutines.CoroutineContext
+import kotlinx.coroutines.CancellationException
+import kotlinx.coroutines.CoroutineDispatcher
+import kotlinx.coroutines.Dispatchers
+import kotlinx.coroutines.ExperimentalCoroutinesApi
+import kotlinx.coroutines.Job
+import kotlinx.coroutines.cancel
+
+/**
+ * The dispatcher behind [asCoroutineDispatcher]: one instance per pool.
+ *
+ * ## Implementation notes
+ *
+ * **Units.** A coroutine is identified by its [Job]. The first time a job is dispatched here it gets
+ * a *unit*: a serial lane of the pool ([WorkerPool.newSerialExecutor]) that carries every later
+ * dispatch of that job. A coroutine has at most one dispatch outstanding at a time, so a lane per
+ * coroutine changes no ordering; what it buys is the core's admission once: the lane's first task is
+ * admitted or rejected like any task, and once admitted the lane is never rejected for being full again
+ * (its later tasks wait their turn in line, where a lane holds at most one place). The unit is removed
+ * when the job completes.
+ *
+ * **Admitted trees.** Scoping builders (`coroutineScope`, `withTimeout`, `supervisorScope`, a
+ * `withContext` on this same dispatcher) run their block as a new job that starts undispatched and is
+ * first dispatched on a *resume*; no public API tells such a job from a new child coroutine. So a job
+ * whose ancestor already holds a unit of this pool is part of that admitted work and is never rejected:
+ * its lane is admitted normally when the pool can take it; when the pool is full, the lane is
+ * admitted the only other way the core offers, by scheduling a delayed task on it (a delayed task is
+ * admitted when scheduled), which is cancelled at once, and the block then enters the admitted lane.
+ * Without this, a `withTimeout { channel.receive() }` inside a running pool coroutine could be
+ * rejected on resume.
+ *
+ * **Rejection.** A rejected first dispatch follows `Executor.asCoroutineDispatcher()`: the job is
+ * cancelled with a [CancellationException] whose cause is the [RejectedExecutionException] and the
+ * block runs on [Dispatchers.IO], so the coroutine completes and no scope hangs. The same happens to
+ * any dispatch once the pool is shut down.
+ *
+ * **withWorker.** The first dispatch whose context holds an unbound [WorkerAdmission] is the start
+ * of a [withWorker] block: see [dispatchAdmission]. Its later dispatches are ordinary.
+ */
+internal class PoolDispatcher private constructor(val pool: WorkerPool) : CoroutineDispatcher() {
+    /** Jobs of this pool's coroutines, each with its lane; a job leaves when it completes. */
+    private val units = ConcurrentHashMap<Job, CoroutineUnit>()
+
+    override fun dispatch(context: CoroutineContext, block: Runnable) {
+        val admission = context[WorkerAdmission]
+        if (admission != null && admission.pool === pool && !admission.isBound) {
+            dispatchAdmission(context, admission, block)
+            return
+        }
+        val job = context[Job]
+        if (job == null) {
+            dispatchJobless(context, block)
+            return
+        }
+        val unit = units[job]
+        if (unit != null) {
+            unit.execute(context, block)
+        } else {
+            admit(job, context, block)
+        }
+    }
+
+    /** First dispatch of [job] here: gives it a unit whose lane is admitted (or rejected) now. */
+    private fun admit(job: Job, context: CoroutineContext, block: Runnable) {
+        val unit = CoroutineUnit(job)
+        // Registered before the lane runs anything: the coroutine may resume before admit returns.
+        val raced = units.putIfAbsent(job, unit)
+        if (raced != null) {
+            raced.execute(context, block)
+            return
+        }
+        try {
+            if (hasAdmittedAncestor(job)) unit.admitInherited(block) else unit.lane.execute(block)
+        } catch (rejected: RejectedExecutionException) {
+            units.remove(job, unit)
+            reject(context, block, rejected)
+            return
+        }
+        job.invokeOnCompletion(unit)
+    }
+
+    @OptIn(ExperimentalCoroutinesApi::class) // Job.parent
+    private fun hasAdmittedAncestor(job: Job): Boolean {
+        var p = job.parent
+        while (p != null) {
+            if (units.containsKey(p)) return true
+            p = p.parent
+        }
+        return false
+    }
+
+    /**
+     * A context without a job (a raw `startCoroutine`) has no identity to admit once: each dispatch
+     * is a task of its own, enqueued without blocking and run on the fallback if rejected.
+     */
+    private fun dispatchJobless(context: CoroutineContext, block: Runnable) {
+        try {
+            pool.enqueue(block)
+        } catch (rejected: RejectedExecutionException) {
+            reject(context, block, rejected)
+        }
+    }
+
+    /**
+     * Starts a [withWorker] block. Its start goes through the job's lane like any first dispatch, so
+     * it waits in the pool's FIFO line without a thread (blocking mode) or is refused at once
+     * (nonblocking mode, or the line is full). A refusal is not a cancellation here: the admission
+     * records it and runs the start on the fallback, where [WorkerAdmission.enter] throws it to the
+     * `withWorker` caller. If the caller is cancelled while waiting, the admission withdraws the start.
+     * The state machine in [WorkerAdmission] makes exactly one of run, reject or withdraw happen.
+     */
+    private fun dispatchAdmission(context: CoroutineContext, admission: WorkerAdmission, block: Runnable) {
+        val job = context[Job] ?: error("withWorker always dispatches with a job")
+        val unit = CoroutineUnit(job)
+        if (!admission.bind(context, unit.lane, block)) {
+            return // withdrawn before it was ever queued
+        }
+        units[job] = unit
+        try {
+            unit.lane.execute(admission.start)
+        } catch (rejected: RejectedExecutionException) {
+            units.remove(job, unit)
+            admission.rejected(rejected)
+            return
+        }
+        admission.queued()
+        job.invokeOnCompletion(unit)
+    }
+
+    /** The kotlinx convention for a block the pool refused: cancel its coroutine, finish elsewhere. */
+    private fun reject(context: CoroutineContext, block: Runnable, cause: RejectedExecutionException) {
+        context.cancel(CancellationException("The task was rejected by $pool", cause))
+        Dispatchers.IO.dispatch(context, block)
+    }
+
+    /**
+     * [parallelism] >= capacity: this dispatcher. Otherwise a view that runs at most [parallelism]
+     * blocks at once on this pool; see [LimitedPoolDispatcher].
+     */
+    override fun limitedParallelism(parallelism: Int, name: String?): CoroutineDispatcher {
+        require(parallelism >= 1) { "parallelism must be >= 1, was $parallelism" }
+        if (parallelism >= pool.capacity()) return this
+        return LimitedPoolDispatcher(this, pool, parallelism, name)
+    }
+
+    /** Whether [interceptor] runs its coroutines on this dispatcher's pool. */
+    fun isOnSamePool(interceptor: Any?): Boolean = when (interceptor) {
+        is PoolDispatcher -> interceptor.pool === pool
+        is LimitedPoolDispatcher -> interceptor.pool === pool
+        else -> false
+    }
+
+    override fun equals(other: Any?): Boolean = other is PoolDispatcher && other.pool === pool
+
+    override fun hashCode(): Int = System.identityHashCode(pool)
+
+    override fun toString(): String = pool.toString()
+
+    /** A coroutine's lane; also the completion handler that forgets it. */
+    private inner class CoroutineUnit(private val job: Job) : (Throwable?) -> Unit {
+        val lane: SerialExecutor = pool.newSerialExecutor()
+
+        /** A later dispatch: the lane is admitted, so only a shut-down pool refuses it. */
+        fun execute(context: CoroutineContext, block: Runnable) {
+            try {
+                lane.execute(block)
+            } catch (rejected: RejectedExecutionException) {
+                reject(context, block, rejected)
+            }
+        }
+
+        /**
+         * Admits the lane of a job inside admitted work without rejecting it. The first attempt is
+         * the ordinary one, which succeeds whenever the pool is not full (and then costs nothing
+         * more); a full pool refuses it (counted in `stats().rejected`), and the lane is then
+         * admitted by a delayed task that is cancelled before it can run, so the block waits in line.
+         */
+        fun admitInherited(block: Runnable) {
+            try {
+                lane.execute(block)
+            } catch (full: PoolOverloadedException) {
+                lane.schedule(NOTHING, 1, TimeUnit.DAYS).cancel(false)
+                lane.execute(block) // admitted now: waits its turn, or throws if the pool shut down
+            }
+        }
+
+        override fun invoke(cause: Throwable?) {
+            units.remove(job, this)
+        }
+    }
+
+    companion object {
+        private val NOTHING = Runnable {}
+
+        /** One dispatcher per pool while anything uses it, so that units are shared by all callers. */
+        private val instances = WeakHashMap<WorkerPool, WeakReference<PoolDispatcher>>()
+
+        /** The last one handed out: spares the lock for the common case of one pool used repeatedly. */
+        @Volatile
+        private var last: WeakReference<PoolDispatcher>? = null
+
+        fun of(pool: WorkerPool): PoolDispatcher {
+            val recent = last?.get()
+            if (recent != null && recent.pool === pool) return recent
+            val d = synchronized(instances) {
+                instances[pool]?.get() ?: PoolDispatcher(pool).also { instances[pool] = WeakReference(it) }
+            }
+            last = WeakReference(d)
+            return d
+        }
+    }
+}

@@ -1,0 +1,90 @@
+@file:JvmName("PoolDispatchers")
+
+package dev.warmpool.kotlin
+
+import dev.warmpool.PoolClosedException
+import dev.warmpool.PoolOverloadedException
+import dev.warmpool.WorkerPool
+import kotlin.coroutines.ContinuationInterceptor
+import kotlinx.coroutines.CancellationException
+import kotlinx.coroutines.CoroutineDispatcher
+import kotlinx.coroutines.CoroutineScope
+import kotlinx.coroutines.Dispatchers
+import kotlinx.coroutines.Job
+import kotlinx.coroutines.coroutineScope
+import kotlinx.coroutines.currentCoroutineContext
+import kotlinx.coroutines.withContext
+
+/**
+ * Returns a [CoroutineDispatcher] that runs coroutines on this pool's workers. From Java:
+ * `PoolDispatchers.from(pool)`.
+ *
+ * The dispatcher does not own the pool: closing the pool is the caller's business, and there is
+ * nothing to close on the dispatcher. Every call returns a dispatcher equal to the others of the same
+ * pool (same `equals` and `hashCode`), so a nested `withContext(pool.asCoroutineDispatcher())` inside a
+ * coroutine already on the pool continues in place without a dispatch.
+ *
+ * ## Guarantees
+ * - `dispatch` never blocks the caller, never throws, never drops a block and never runs it in place.
+ *   In blocking mode a block that finds every worker busy waits in the pool's FIFO line without
+ *   holding a thread ([WorkerPool.enqueue]).
+ * - **Admission once per coroutine.** A coroutine is admitted or rejected at its first dispatch. Once
+ *   admitted, its later dispatches (resumes after `delay`, a channel, `await`, `yield`...) are never
+ *   rejected for being full, in either mode: they wait their turn in line, where a coroutine holds at
+ *   most one place. Coroutines started inside admitted work (children, and the jobs of
+ *   `coroutineScope`, `withTimeout` and friends) belong to it and are not rejected either.
+ * - **Rejection** (nonblocking mode with every worker busy, a full line, or a shut-down pool) follows
+ *   the convention of `Executor.asCoroutineDispatcher()`: the coroutine is cancelled with a
+ *   [CancellationException] whose cause is the [PoolOverloadedException] (or [PoolClosedException])
+ *   and finishes on [Dispatchers.IO], so no scope hangs. To get the rejection as an exception instead,
+ *   use [withWorker].
+ * - `delay` and `withTimeout` resume on the pool's workers.
+ * - `limitedParallelism(n)` throws [IllegalArgumentException] for `n < 1`, returns this dispatcher when
+ *   `n >= capacity`, and otherwise a view that never runs more than `n` blocks at once.
+ * - After the pool is shut down, blocks already accepted still run; a coroutine that resumes later is
+ *   rejected as above, so it completes (cancelled) and `join()` returns.
+ */
+@JvmName("from")
+public fun WorkerPool.asCoroutineDispatcher(): CoroutineDispatcher = PoolDispatcher.of(this)
+
+/**
+ * Runs [block] on a worker of this pool and returns its result: the admission API for coroutines.
+ *
+ * - A worker free now: the block starts on it at once.
+ * - Every worker busy, blocking mode: the caller **suspends**, holding no thread, in the pool's FIFO
+ *   waiting line (shared with blocked `execute` callers and enqueued tasks) until a worker takes it.
+ *   Cancelling the caller, or a `withTimeout` around this call, resumes it at once with the
+ *   cancellation; the block never runs. (The withdrawn entry leaves the pool's line, and
+ *   `stats().waiting` drops, when the line reaches it: it then costs the worker nothing.)
+ * - Every worker busy, nonblocking mode, or the line already holds `maxWaiting` entries: throws
+ *   [PoolOverloadedException] in the caller's context. It is not a [CancellationException]: the caller
+ *   stays active and may retry, degrade or report.
+ * - Re-entrant: called from a coroutine already running on this pool (through its dispatcher or a
+ *   `limitedParallelism` view of it), the block runs in place, so nesting neither deadlocks nor
+ *   competes for a second worker.
+ *
+ * Inside the block the coroutine is admitted: its suspensions and the coroutines it starts resume
+ * on the pool without being rejected.
+ *
+ * @throws PoolOverloadedException if the pool cannot take the block now (see above)
+ * @throws PoolClosedException if the pool is shut down
+ */
+public suspend fun <T> WorkerPool.withWorker(block: suspend CoroutineScope.() -> T): T {
+    val dispatcher = PoolDispatcher.of(this)
+    val context = currentCoroutineContext()
+    if (dispatcher.isOnSamePool(context[ContinuationInterceptor])) {
+        return coroutineScope(block)
+    }
+    val admission = WorkerAdmission(this)
+    // Tells the admission when the caller is cancelled, so that a waiting start can be withdrawn.
+    val watch = Job(context[Job])
+    watch.invokeOnCompletion(admission)
+    try {
+        return withContext(dispatcher + admission) {
+            admission.enter()
+            block()
+        }
+    } finally {
+        watch.complete()
+    }
+}

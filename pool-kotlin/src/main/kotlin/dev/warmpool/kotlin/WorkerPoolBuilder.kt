@@ -1,0 +1,86 @@
+@file:JvmName("WorkerPools")
+
+package dev.warmpool.kotlin
+
+import dev.warmpool.WorkerPool
+import java.util.concurrent.ThreadFactory
+import kotlin.time.Duration
+import kotlin.time.Duration.Companion.seconds
+import kotlin.time.toJavaDuration
+
+/**
+ * Builds a [WorkerPool] with a Kotlin DSL:
+ * ```
+ * val pool = WorkerPool {
+ *     name = "io"
+ *     capacity = 64
+ *     maxIdle = 10.seconds
+ * }
+ * ```
+ * Every property starts at the core builder's default and is validated when it is set, with the
+ * core's messages.
+ *
+ * @throws IllegalArgumentException if a value is out of range (capacity < 1, maxIdle <= 0,
+ *     maxWaiting < 0)
+ */
+public fun WorkerPool(configure: WorkerPoolBuilder.() -> Unit): WorkerPool =
+    WorkerPoolBuilder().apply(configure).build()
+
+/** The receiver of the [WorkerPool] DSL; mirrors [WorkerPool.Builder]. */
+public class WorkerPoolBuilder internal constructor() {
+    private val builder = WorkerPool.builder()
+
+    /** The pool's name, the prefix of its worker threads' names. */
+    public var name: String = "warmpool"
+        set(value) {
+            builder.name(value)
+            field = value
+        }
+
+    /** The maximum number of worker threads, at least 1. Default: 10 x available processors. */
+    public var capacity: Int = 10 * Runtime.getRuntime().availableProcessors()
+        set(value) {
+            builder.capacity(value)
+            field = value
+        }
+
+    /** How long an idle worker is kept before it is retired; positive. Default: 60 s. */
+    public var maxIdle: Duration = 60.seconds
+        set(value) {
+            builder.maxIdle(value.toJavaDuration())
+            field = value
+        }
+
+    /** `true`: reject at once when every worker is busy; `false` (default): wait in line. */
+    public var nonblocking: Boolean = false
+        set(value) {
+            builder.nonblocking(value)
+            field = value
+        }
+
+    /** Blocking mode: the most entries the waiting line holds before rejecting; at least 0. */
+    public var maxWaiting: Int = 100_000
+        set(value) {
+            builder.maxWaiting(value)
+            field = value
+        }
+
+    /** Whether the default thread factory makes daemon threads. Default: `true`. */
+    public var daemon: Boolean = true
+        set(value) {
+            builder.daemon(value)
+            field = value
+        }
+
+    /** Creates the worker threads instead of the default factory (then [name] and [daemon] do not apply to them). */
+    public fun threadFactory(factory: ThreadFactory) {
+        builder.threadFactory(factory)
+    }
+
+    /** Receives the exceptions of tasks on the worker thread (default: its uncaught-exception handler). */
+    public fun failureHandler(handler: (thread: Thread, failure: Throwable) -> Unit) {
+        builder.failureHandler(handler)
+    }
+
+    internal fun build(): WorkerPool = builder.build()
+}

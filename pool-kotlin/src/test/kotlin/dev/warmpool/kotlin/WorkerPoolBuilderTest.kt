@@ -1,0 +1,57 @@
+package dev.warmpool.kotlin
+
+import dev.warmpool.WorkerPool
+import kotlin.time.Duration
+import kotlin.time.Duration.Companion.seconds
+import kotlin.time.toJavaDuration
+import org.assertj.core.api.Assertions.assertThat
+import org.assertj.core.api.Assertions.assertThatThrownBy
+import org.junit.jupiter.api.Test
+
+class WorkerPoolBuilderTest {
+    @Test
+    fun buildsAPoolFromTheDsl() {
+        val pool = WorkerPool {
+            name = "dsl"
+            capacity = 3
+            maxIdle = 10.seconds
+            nonblocking = true
+        }
+        try {
+            assertThat(pool.name()).isEqualTo("dsl")
+            assertThat(pool.capacity()).isEqualTo(3)
+            assertThat(pool.maxIdle()).isEqualTo(10.seconds.toJavaDuration())
+            assertThat(pool.isNonblocking()).isTrue()
+            assertThat(pool.toString()).isEqualTo("workerPool(\"dsl\",capacity=3,maxIdle=10s)")
+        } finally {
+            pool.shutdown()
+        }
+    }
+
+    @Test
+    fun startsAtTheCoreDefaults() {
+        val core = WorkerPool.builder().build()
+        var seen: WorkerPoolBuilder? = null
+        val pool = WorkerPool { seen = this }
+        try {
+            val dsl = seen!!
+            assertThat(dsl.name).isEqualTo(core.name()).isEqualTo(pool.name())
+            assertThat(dsl.capacity).isEqualTo(core.capacity()).isEqualTo(pool.capacity())
+            assertThat(dsl.maxIdle.toJavaDuration()).isEqualTo(core.maxIdle())
+            assertThat(dsl.nonblocking).isEqualTo(core.isNonblocking())
+        } finally {
+            pool.shutdown()
+            core.shutdown()
+        }
+    }
+
+    @Test
+    fun validatesEachValueWhenItIsSet() {
+        assertThatThrownBy { WorkerPool { capacity = 0 } }.isInstanceOf(IllegalArgumentException::class.java)
+            .hasMessageContaining("capacity").hasMessageContaining("0")
+        assertThatThrownBy { WorkerPool { maxIdle = Duration.ZERO } }.isInstanceOf(IllegalArgumentException::class.java)
+            .hasMessageContaining("maxIdle")
+        assertThatThrownBy { WorkerPool { maxWaiting = -1 } }.isInstanceOf(IllegalArgumentException::class.java)
+            .hasMessageContaining("maxWaiting")
+    }
+}
