@@ -90,6 +90,21 @@ abstract class AbstractWorkerPool extends AbstractExecutorService implements Wor
   }
 
   @Override
+  public java.util.concurrent.Future<?> submit(Runnable task) {
+    return super.submit(requireTask(task));
+  }
+
+  @Override
+  public <T> java.util.concurrent.Future<T> submit(Runnable task, T result) {
+    return super.submit(requireTask(task), result);
+  }
+
+  @Override
+  public <T> java.util.concurrent.Future<T> submit(Callable<T> task) {
+    return super.submit(requireTask(task));
+  }
+
+  @Override
   public ScheduledFuture<?> schedule(Runnable task, long delay, TimeUnit unit) {
     requireTask(task);
     Objects.requireNonNull(unit, "unit must not be null");

@@ -220,46 +220,53 @@ final class BoundedPool extends AbstractWorkerPool {
     for (int i = 0; i < Worker.SPINS && e.state == WaitingLine.WAITING; i++) {
       Thread.onSpinWait();
     }
-    for (;;) {
-      int s = e.state;
-      if (s == WaitingLine.TAKEN) {
-        return true;
-      }
-      if (s == WaitingLine.CLOSED) {
-        throw closed();
-      }
-      if (Thread.interrupted()) {
-        if (line.cancel(e)) {
+    boolean interrupted = false;
+    try {
+      for (;;) {
+        int s = e.state;
+        if (s == WaitingLine.TAKEN) {
+          return true;
+        }
+        if (s == WaitingLine.CLOSED) {
+          throw closed();
+        }
+        interrupted |= Thread.interrupted();
+        // A CLAIMED entry is being given to a worker that is starting: its outcome is not known
+        // yet, so neither an interrupt nor a timeout can withdraw it; wait until it is resolved.
+        if (s == WaitingLine.WAITING && interrupted && line.cancel(e)) {
           rejected.increment();
           if (timed) {
+            interrupted = false; // reported by the InterruptedException instead
             throw new InterruptedWaitException();
           }
-          Thread.currentThread().interrupt();
           throw new RejectedExecutionException("interrupted while waiting for a worker of pool '"
               + name + "'; the task was not accepted", new InterruptedException());
         }
-        Thread.currentThread().interrupt(); // taken or closed meanwhile: report that instead
-        continue;
-      }
-      e.parked = true; // then re-check the state: a taker reads parked after writing state
-      if (e.state != WaitingLine.WAITING) {
-        continue;
-      }
-      if (timed) {
-        long left = deadline - System.nanoTime();
-        if (left <= 0) {
+        long left = timed ? deadline - System.nanoTime() : 1L;
+        if (s == WaitingLine.WAITING && left <= 0) {
           if (line.cancel(e)) {
             rejected.increment();
             return false;
           }
           continue;
         }
-        LockSupport.parkNanos(this, left);
-      } else {
-        LockSupport.park(this);
+        e.parked = true; // then re-check the state: a taker reads parked after writing state
+        if (e.state != s) {
+          continue;
+        }
+        if (timed && s == WaitingLine.WAITING) {
+          LockSupport.parkNanos(this, left);
+        } else {
+          LockSupport.park(this);
+        }
+      }
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
       }
     }
   }
+
 
   /** Signals an interrupt of a timed wait through awaitTaken, which cannot throw it directly. */
   private static final class InterruptedWaitException extends RuntimeException {
@@ -366,19 +373,37 @@ final class BoundedPool extends AbstractWorkerPool {
       if (!reserveSlot(true)) {
         return;
       }
-      WaitingLine.Entry e = line.poll();
+      WaitingLine.Entry e = line.claim();
       if (e == null) {
         releaseSlot();
         tryTerminate();
         return;
       }
       if (tryStartWorker(e.fn, e.arg) != null) {
-        line.requeueFirst(e); // nobody is rejected: the entry keeps its place for the next try
+        // Nobody is rejected: the entry keeps its place (a caller blocked in a line that closed
+        // meanwhile is woken with PoolClosedException) and the drain is retried later, since
+        // with no worker left no other event may come to start one.
+        line.requeueFirst(e);
+        if (e.caller != null) {
+          LockSupport.unpark(e.caller);
+        }
+        SharedTimer.INSTANCE.schedule(drainRetry, System.nanoTime() + DRAIN_RETRY_NANOS);
         return;
       }
+      e.state = WaitingLine.TAKEN;
       taken(e);
     }
   }
+
+  /** How long after a worker failed to start the line is drained again. */
+  private static final long DRAIN_RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+
+  private final SharedTimer.Task drainRetry = new SharedTimer.Task() {
+    @Override
+    void fire() {
+      drainLine();
+    }
+  };
 
   private void taken(WaitingLine.Entry e) {
     if (e.caller != null) {

@@ -13,15 +13,18 @@ import java.util.function.Consumer;
  * cancellation O(1) and every state change atomic with the list change. {@link #size()} is a volatile
  * read so that workers can check for waiters without taking the lock.
  *
- * <p>An entry's state moves once, under the lock: {@code WAITING -> TAKEN} (a worker took it),
- * {@code WAITING -> CANCELLED} (timeout, interrupt or shutdownNow) or {@code WAITING -> CLOSED} (the
- * pool shut down while a caller waited).
+ * <p>An entry's state moves under the lock: {@code WAITING -> TAKEN} (a worker took it),
+ * {@code WAITING -> CANCELLED} (timeout, interrupt or shutdownNow), {@code WAITING -> CLOSED} (the
+ * pool shut down while a caller waited), or {@code WAITING -> CLAIMED} when a new worker is being
+ * started for it; the claimant then resolves it to {@code TAKEN} (the thread started) or back to
+ * {@code WAITING} at the head of the line ({@code CLOSED} for a caller if the line closed meanwhile).
  */
 final class WaitingLine {
   static final int WAITING = 0;
   static final int TAKEN = 1;
   static final int CANCELLED = 2;
   static final int CLOSED = 3;
+  static final int CLAIMED = 4;
 
   static final int OFFERED = 0;
   static final int FULL = 1;
@@ -77,10 +80,17 @@ final class WaitingLine {
     }
   }
 
-  /** Puts an entry a worker could not take back at the head, keeping its place. */
+  /**
+   * Puts a CLAIMED entry whose worker could not start back at the head, keeping its place; a
+   * blocked caller's entry is CLOSED instead if the line closed meanwhile.
+   */
   void requeueFirst(Entry e) {
     lock.lock();
     try {
+      if (closed && e.caller != null) {
+        e.state = CLOSED;
+        return;
+      }
       e.state = WAITING;
       e.next = head;
       if (head == null) {
@@ -90,6 +100,21 @@ final class WaitingLine {
       }
       head = e;
       size++;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Takes the head entry for a worker about to be started (marking it CLAIMED), or null. */
+  Entry claim() {
+    lock.lock();
+    try {
+      Entry e = head;
+      if (e != null) {
+        unlink(e);
+        e.state = CLAIMED;
+      }
+      return e;
     } finally {
       lock.unlock();
     }
