@@ -1,0 +1,55 @@
+@file:JvmName("CoroutineShapes")
+
+package dev.warmpool.benchmarks
+
+import dev.warmpool.WorkerPool
+import dev.warmpool.kotlin.asCoroutineDispatcher
+import java.util.concurrent.Executors
+import kotlinx.coroutines.CoroutineDispatcher
+import kotlinx.coroutines.Dispatchers
+import kotlinx.coroutines.asCoroutineDispatcher
+import kotlinx.coroutines.launch
+import kotlinx.coroutines.runBlocking
+import kotlinx.coroutines.withContext
+
+/**
+ * Scenario 7, Kotlin: `items` round trips `withContext(d) {}` from 64 coroutines of a `runBlocking`
+ * loop (each round trip is a dispatch to `d` and one back to the loop); round trips per second.
+ * Every dispatcher has at most 10 x nproc threads. One dispatcher per fresh JVM.
+ *
+ * Usage: `CoroutineShapes <warmpool|io-limited|fixed-dispatcher> [items=200000] [reps=3]`
+ */
+fun main(args: Array<String>) {
+    val peer = args[0]
+    val o = Harness.options(args, 1)
+    val items = Harness.intOption(o, "items", 200_000)
+    val reps = Harness.intOption(o, "reps", 3)
+    val threads = AdapterShapes.THREADS
+    val pool = WorkerPool.builder().name("coroutines").capacity(threads).build()
+    val fixed = Executors.newFixedThreadPool(threads, Peers.named("fixed"))
+    val d: CoroutineDispatcher = when (peer) {
+        Peers.WARMPOOL -> pool.asCoroutineDispatcher()
+        "io-limited" -> Dispatchers.IO.limitedParallelism(threads)
+        "fixed-dispatcher" -> fixed.asCoroutineDispatcher()
+        else -> throw IllegalArgumentException("unknown dispatcher $peer")
+    }
+    try {
+        AdapterShapes.measure("kotlin", peer, "withContext round trips/s", reps) { roundTrips(d, items) }
+    } finally {
+        pool.shutdownNow()
+        fixed.shutdownNow()
+    }
+}
+
+private fun roundTrips(d: CoroutineDispatcher, items: Int): Double {
+    val perCoroutine = items / AdapterShapes.CONCURRENCY
+    val t0 = System.nanoTime()
+    runBlocking {
+        repeat(AdapterShapes.CONCURRENCY) {
+            launch {
+                repeat(perCoroutine) { withContext(d) {} }
+            }
+        }
+    }
+    return perCoroutine * AdapterShapes.CONCURRENCY / ((System.nanoTime() - t0) / 1e9)
+}
