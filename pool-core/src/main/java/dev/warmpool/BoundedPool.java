@@ -79,8 +79,9 @@ final class BoundedPool extends AbstractWorkerPool {
   private final Object resizeLock = new Object();
   private final CleanerTask cleaner = new CleanerTask();
   private final AtomicInteger threadNumber = new AtomicInteger();
-  /** The one idle worker allowed to spin: the last one to go idle. */
-  volatile Worker spinner;
+  private static final int MAX_SPINNERS = Runtime.getRuntime().availableProcessors();
+  /** Idle workers spinning now; at most MAX_SPINNERS. */
+  private final AtomicInteger spinners = new AtomicInteger();
 
   private final LongAdder submitted = new LongAdder();
   private final LongAdder completed = new LongAdder();
@@ -491,6 +492,19 @@ final class BoundedPool extends AbstractWorkerPool {
     }
     Object a = w.awaitTask();
     return a == Worker.RETIRE ? null : a;
+  }
+
+  boolean tryStartSpinning() {
+    for (int n = spinners.get(); n < MAX_SPINNERS; n = spinners.get()) {
+      if (spinners.compareAndSet(n, n + 1)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  void stopSpinning() {
+    spinners.decrementAndGet();
   }
 
   void workerExited(Worker w, boolean normal) {

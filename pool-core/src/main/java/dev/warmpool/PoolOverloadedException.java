@@ -15,4 +15,10 @@ public class PoolOverloadedException extends RejectedExecutionException {
   public PoolOverloadedException(String message) {
     super(message);
   }
+
+  /** Returns this exception without recording a stack trace. */
+  @Override
+  public synchronized Throwable fillInStackTrace() {
+    return this;
+  }
 }

@@ -30,7 +30,8 @@ final class Worker implements Runnable {
   /** The task function of plain {@link Runnable} tasks. */
   static final Consumer<Object> RUN = arg -> ((Runnable) arg).run();
 
-  static final int SPINS = Runtime.getRuntime().availableProcessors() > 1 ? 1 << 9 : 0;
+  /** Spin iterations before parking: a few microseconds, well under a park/unpark round trip. */
+  static final int SPINS = Runtime.getRuntime().availableProcessors() > 1 ? 1 << 7 : 0;
 
   final BoundedPool pool;
   Thread thread;
@@ -65,18 +66,17 @@ final class Worker implements Runnable {
 
   /**
    * Waits on the slot: a short spin, then park. Returns the task argument or {@link #RETIRE}.
-   * Only the worker that went idle last spins (it is the top of the stack, so the next task comes
-   * to it); an older spinner stops at once and parks. With many idle workers on few cores, more
-   * spinners would only steal the CPU from the threads that produce and run tasks.
+   * At most one spinner per core: with many idle workers on few cores, more spinners would only
+   * steal the CPU from the threads that produce and run tasks.
    */
   Object awaitTask() {
     Object a = arg;
-    if (a == null) {
-      pool.spinner = this;
-      for (int i = 0; a == null && i < SPINS && pool.spinner == this; i++) {
+    if (a == null && pool.tryStartSpinning()) {
+      for (int i = 0; a == null && i < SPINS; i++) {
         Thread.onSpinWait();
         a = arg;
       }
+      pool.stopSpinning();
     }
     if (a == null) {
       parked = true;
