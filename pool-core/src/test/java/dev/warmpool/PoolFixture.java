@@ -1,0 +1,278 @@
+package dev.warmpool;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.FutureTask;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.UnaryOperator;
+import java.util.regex.Pattern;
+import org.awaitility.Awaitility;
+import org.awaitility.core.ConditionFactory;
+
+/**
+ * What the pool tests share: pools with unique names that are torn down after each test, gates that
+ * hold tasks busy, callers on their own threads, a manual ticker, and a census of a pool's threads.
+ *
+ * <p>Use it as {@code @AutoClose final PoolFixture fixture = new PoolFixture();}: closing opens every
+ * gate and stops every pool, so a failed test does not leave busy workers behind for the next one.
+ */
+final class PoolFixture implements AutoCloseable {
+  private static final AtomicInteger POOL_IDS = new AtomicInteger();
+
+  private final List<WorkerPool> pools = new CopyOnWriteArrayList<>();
+  private final List<Gate> gates = new CopyOnWriteArrayList<>();
+  private final List<Thread> callers = new CopyOnWriteArrayList<>();
+
+  /** A name no other pool in this JVM uses, so thread names identify this pool's workers. */
+  static String uniqueName(String base) {
+    return base + POOL_IDS.incrementAndGet();
+  }
+
+  /** Builds a pool with a unique name (unless the configuration sets one) and tracks it. */
+  WorkerPool pool(String base, UnaryOperator<WorkerPool.Builder> config) {
+    return track(config.apply(WorkerPool.builder().name(uniqueName(base))).build());
+  }
+
+  WorkerPool track(WorkerPool pool) {
+    pools.add(pool);
+    return pool;
+  }
+
+  Gate gate() {
+    Gate g = new Gate();
+    gates.add(g);
+    return g;
+  }
+
+  List<Gate> gates(int n) {
+    List<Gate> list = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      list.add(gate());
+    }
+    return list;
+  }
+
+  /** Runs the call on a new thread, as a caller of the pool that may block. */
+  <T> Caller<T> call(String what, Callable<T> call) {
+    FutureTask<T> future = new FutureTask<>(call);
+    Thread t = new Thread(future, "caller-" + what);
+    t.setDaemon(true);
+    callers.add(t);
+    t.start();
+    return new Caller<>(t, future);
+  }
+
+  Caller<Void> call(String what, ThrowingRunnable run) {
+    return call(what, () -> {
+      run.run();
+      return null;
+    });
+  }
+
+  @Override
+  public void close() throws InterruptedException {
+    for (Gate g : gates) {
+      g.open();
+    }
+    for (WorkerPool p : pools) {
+      p.shutdownNow();
+    }
+    for (WorkerPool p : pools) {
+      p.awaitTermination(5, TimeUnit.SECONDS);
+    }
+    for (Thread t : callers) {
+      t.interrupt();
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+
+  /**
+   * Awaitility with a fine poll interval and a generous bound (conditions normally hold at once).
+   * It leaves the JVM's default uncaught-exception handler alone: failing tasks are part of what
+   * these tests exercise, and the pool's default failure handler ends there.
+   */
+  static ConditionFactory eventually() {
+    return Awaitility.await().atMost(Duration.ofSeconds(30)).pollDelay(Duration.ZERO)
+        .pollInterval(Duration.ofMillis(2)).dontCatchUncaughtExceptions();
+  }
+
+  /** Live threads named {@code <poolName>-<n>}: the pool's workers under the default thread factory. */
+  static List<Thread> liveThreadsOf(String poolName) {
+    Pattern own = Pattern.compile(Pattern.quote(poolName) + "-\\d+");
+    ThreadGroup root = Thread.currentThread().getThreadGroup();
+    while (root.getParent() != null) {
+      root = root.getParent();
+    }
+    Thread[] all;
+    int n;
+    do {
+      all = new Thread[root.activeCount() * 2 + 16];
+      n = root.enumerate(all, true);
+    } while (n == all.length);
+    return Arrays.stream(all, 0, n)
+        .filter(t -> t.isAlive() && own.matcher(t.getName()).matches())
+        .toList();
+  }
+
+  static void awaitNoThreadsOf(String poolName) {
+    eventually().untilAsserted(() -> assertThat(liveThreadsOf(poolName)).isEmpty());
+  }
+
+  static void awaitDead(Thread t) {
+    eventually().untilAsserted(() -> assertThat(t.isAlive()).as("%s alive", t.getName()).isFalse());
+  }
+
+  /** Waits until the pool has exactly this many idle workers. */
+  static void awaitIdle(WorkerPool pool, int idle) {
+    eventually().untilAsserted(() -> assertThat(pool.stats().idle()).isEqualTo(idle));
+  }
+
+  static void awaitWaiting(WorkerPool pool, int waiting) {
+    eventually().untilAsserted(() -> assertThat(pool.stats().waiting()).isEqualTo(waiting));
+  }
+
+  static void await(CountDownLatch latch) {
+    try {
+      assertThat(latch.await(30, TimeUnit.SECONDS)).as("latch reached zero").isTrue();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new AssertionError(e);
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+
+  @FunctionalInterface
+  interface ThrowingRunnable {
+    void run() throws Exception;
+  }
+
+  /** Holds tasks until opened; a task that passes it records its worker thread. */
+  static final class Gate {
+    private final CountDownLatch open = new CountDownLatch(1);
+    private final CountDownLatch arrived = new CountDownLatch(1);
+    private volatile Thread thread;
+    private volatile boolean interrupted;
+    private volatile boolean passed;
+
+    void open() {
+      open.countDown();
+    }
+
+    /** A task that waits at this gate, then returns. */
+    Runnable task() {
+      return this::pass;
+    }
+
+    /** Waits here until opened (at most 30 s); records an interrupt instead of throwing it. */
+    void pass() {
+      thread = Thread.currentThread();
+      arrived.countDown();
+      try {
+        if (!open.await(30, TimeUnit.SECONDS)) {
+          throw new AssertionError("gate never opened");
+        }
+      } catch (InterruptedException e) {
+        interrupted = true;
+        Thread.currentThread().interrupt();
+        return;
+      }
+      passed = true;
+    }
+
+    /** Waits until a task has arrived at the gate and returns its worker thread. */
+    Thread awaitArrival() {
+      PoolFixture.await(arrived);
+      return thread;
+    }
+
+    boolean hasArrived() {
+      return arrived.getCount() == 0;
+    }
+
+    Thread thread() {
+      return thread;
+    }
+
+    boolean wasInterrupted() {
+      return interrupted;
+    }
+
+    boolean passed() {
+      return passed;
+    }
+  }
+
+  /** A call running on its own thread. */
+  record Caller<T>(Thread thread, FutureTask<T> future) {
+    boolean isDone() {
+      return future.isDone();
+    }
+
+    /** Waits for the call to return and gives its value (fails the test if it threw). */
+    T result() {
+      return result(Duration.ofSeconds(30));
+    }
+
+    /**
+     * Waits at most {@code timeout} for the call to return and gives its value; fails the test if
+     * it threw, or if it is still running (with the stack where it is stuck).
+     */
+    T result(Duration timeout) {
+      try {
+        return future.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+      } catch (java.util.concurrent.TimeoutException e) {
+        AssertionError stuck = new AssertionError("call " + thread.getName() + " still running after "
+            + timeout + ", " + thread.getState());
+        stuck.setStackTrace(thread.getStackTrace());
+        throw stuck;
+      } catch (Exception e) {
+        throw new AssertionError("call " + thread.getName() + " did not return normally", e);
+      }
+    }
+
+    /** Waits for the call to end and gives what it threw, or null if it returned normally. */
+    Throwable outcome() {
+      try {
+        future.get(30, TimeUnit.SECONDS);
+        return null;
+      } catch (java.util.concurrent.ExecutionException e) {
+        return e.getCause();
+      } catch (Exception e) {
+        throw new AssertionError("call " + thread.getName() + " did not end", e);
+      }
+    }
+  }
+
+  /** A ticker the test moves by hand. */
+  static final class ManualTicker implements Ticker {
+    private final AtomicLong nanos = new AtomicLong();
+
+    @Override
+    public long read() {
+      return nanos.get();
+    }
+
+    void set(Duration t) {
+      nanos.set(t.toNanos());
+    }
+
+    void setNanos(long t) {
+      nanos.set(t);
+    }
+
+    void advance(Duration d) {
+      nanos.addAndGet(d.toNanos());
+    }
+  }
+}
