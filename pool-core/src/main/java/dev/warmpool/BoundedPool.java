@@ -138,14 +138,7 @@ final class BoundedPool extends AbstractWorkerPool {
     if (state != RUNNING && !(mode == ADMITTED && state == SHUTDOWN)) {
       throw closed();
     }
-    Worker w = idle.pop();
-    if (w != null) {
-      accepted(fn);
-      w.handOff(fn, arg);
-      return true;
-    }
-    if (reserveSlot(mode == ADMITTED)) {
-      startWorker(fn, arg);
+    if (takeNow(fn, arg, mode == ADMITTED)) {
       return true;
     }
     if (mode == TRY || mode == PROBE) {
@@ -172,14 +165,7 @@ final class BoundedPool extends AbstractWorkerPool {
     if (stateOf(ctl) != RUNNING) {
       throw closed();
     }
-    Worker w = idle.pop();
-    if (w != null) {
-      submitted.increment();
-      w.handOff(fn, arg);
-      return true;
-    }
-    if (reserveSlot(false)) {
-      startWorker(fn, arg);
+    if (takeNow(fn, arg, false)) {
       return true;
     }
     long deadline = System.nanoTime() + Math.min(nanos, Long.MAX_VALUE / 4);
@@ -189,6 +175,24 @@ final class BoundedPool extends AbstractWorkerPool {
     } catch (InterruptedWaitException interrupted) {
       throw new InterruptedException("interrupted while waiting for a worker of pool '" + name + "'");
     }
+  }
+
+  /**
+   * Steps 1 and 2 of dispatch: hands the task to the top idle worker, or starts a new worker for it
+   * if below capacity. Returns false if the pool is full.
+   */
+  private boolean takeNow(Consumer<Object> fn, Object arg, boolean whileShutdown) {
+    Worker w = idle.pop();
+    if (w != null) {
+      accepted(fn);
+      w.handOff(fn, arg);
+      return true;
+    }
+    if (reserveSlot(whileShutdown)) {
+      startWorker(fn, arg);
+      return true;
+    }
+    return false;
   }
 
   /** Puts the entry in line (or throws) and pairs the line with any worker that just went idle. */
@@ -348,10 +352,15 @@ final class BoundedPool extends AbstractWorkerPool {
     }
     workersStarted.increment();
     updateCleaner();
+    pruneStarted();
+    return null;
+  }
+
+  /** Forgets exited workers once they clearly outnumber the live ones (keeps the set bounded). */
+  private void pruneStarted() {
     if (started.size() > 2 * capacity + 16) {
       started.removeIf(s -> !s.thread.isAlive());
     }
-    return null;
   }
 
   /**
@@ -423,24 +432,20 @@ final class BoundedPool extends AbstractWorkerPool {
       fn.accept(arg); // the lane runs and counts its tasks through runLaneTask
       return;
     }
+    runCounted(fn, arg);
+  }
+
+  /** Runs one task of a serial lane on the current worker, counted like any task. */
+  void runLaneTask(Runnable task) {
+    runCounted(Worker.RUN, task);
+  }
+
+  private void runCounted(Consumer<Object> fn, Object arg) {
     if (!stopping) {
       Thread.interrupted(); // a stale interrupt must not leak into the next task
     }
     try {
       fn.accept(arg);
-      completed.increment();
-    } catch (Throwable t) {
-      failed(t);
-    }
-  }
-
-  /** Runs one task of a serial lane on the current worker, counted like any task. */
-  void runLaneTask(Runnable task) {
-    if (!stopping) {
-      Thread.interrupted();
-    }
-    try {
-      task.run();
       completed.increment();
     } catch (Throwable t) {
       failed(t);
@@ -555,9 +560,7 @@ final class BoundedPool extends AbstractWorkerPool {
       workersExpired.increment();
       w.retire();
     }
-    if (started.size() > capacity + 16) {
-      started.removeIf(s -> !s.thread.isAlive());
-    }
+    pruneStarted();
   }
 
   /**
