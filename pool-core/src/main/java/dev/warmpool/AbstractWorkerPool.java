@@ -6,6 +6,9 @@ import java.util.Set;
 import java.util.concurrent.AbstractExecutorService;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.FutureTask;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -17,39 +20,31 @@ import java.util.function.Consumer;
  * {@link FuncPool} needs no per-task allocation.
  */
 abstract class AbstractWorkerPool extends AbstractExecutorService implements WorkerPool {
-  /** Blocking mode: the caller waits in line. */
-  static final int EXECUTE = 0;
-  /** Never waits; answers false when full. */
-  static final int TRY = 1;
-  /** Blocking mode: the task waits in line, the caller does not. */
-  static final int ENQUEUE = 2;
-  /**
-   * Work that was admitted earlier (a lane's later burst, a due delayed task): never rejected for
-   * being full, in either mode, and not bounded by maxWaiting; waits in line instead.
-   */
-  static final int ADMITTED = 3;
-  /** Like {@link #TRY}, but a refusal is not counted as a rejection (a sharded pool probing). */
-  static final int PROBE = 4;
 
   /**
-   * Routes {@code fn.accept(arg)} to a worker in the given mode.
+   * Routes one task of the given kind to a worker in the given mode.
    *
-   * @return true if accepted; false only in {@link #TRY} mode when full
+   * @return true if accepted; false only in {@link Mode#TRY} and {@link Mode#PROBE} when full
    */
-  abstract boolean dispatch(Consumer<Object> fn, Object arg, int mode);
+  abstract boolean dispatch(TaskKind kind, Object arg, Mode mode);
+
+  /** Like {@link #dispatch} in {@link Mode#ENQUEUE} or {@link Mode#ADMITTED}, with a handle. */
+  abstract TaskHandle enqueue(TaskKind kind, Object arg, Mode mode);
 
   /** Like {@link #dispatch} in blocking mode, giving up after {@code nanos}. */
-  abstract boolean dispatchTimed(Consumer<Object> fn, Object arg, long nanos)
-      throws InterruptedException;
+  abstract boolean dispatchTimed(TaskKind kind, Object arg, long nanos) throws InterruptedException;
 
   /** Delayed and periodic tasks not yet done, lanes' included; cancelled by shutdown. */
   final Set<DelayedTask<?>> delayed = ConcurrentHashMap.newKeySet();
 
-  /** Hands a due delayed task to a worker; it was admitted when scheduled, so it only waits. */
+  /**
+   * Hands a due delayed task to a worker. It is admitted work: it waits its turn and is never
+   * rejected for load; only a pool that terminated meanwhile refuses it (shutdown cancelled it).
+   */
   private final Consumer<DelayedTask<?>> runWhenDue = task -> {
     try {
-      dispatch(Worker.RUN, task, ADMITTED);
-    } catch (RejectedExecutionException closedMeanwhile) {
+      dispatch(TaskKind.RUNNABLE, task, Mode.ADMITTED);
+    } catch (RejectedExecutionException terminated) {
       task.cancel(false);
     }
   };
@@ -60,12 +55,12 @@ abstract class AbstractWorkerPool extends AbstractExecutorService implements Wor
 
   @Override
   public void execute(Runnable task) {
-    dispatch(Worker.RUN, requireTask(task), EXECUTE);
+    dispatch(TaskKind.RUNNABLE, requireTask(task), Mode.EXECUTE);
   }
 
   @Override
   public boolean tryExecute(Runnable task) {
-    return dispatch(Worker.RUN, requireTask(task), TRY);
+    return dispatch(TaskKind.RUNNABLE, requireTask(task), Mode.TRY);
   }
 
   @Override
@@ -81,27 +76,55 @@ abstract class AbstractWorkerPool extends AbstractExecutorService implements Wor
     } catch (ArithmeticException tooLong) {
       nanos = Long.MAX_VALUE;
     }
-    return dispatchTimed(Worker.RUN, task, nanos);
+    return dispatchTimed(TaskKind.RUNNABLE, task, nanos);
   }
 
   @Override
-  public void enqueue(Runnable task) {
-    dispatch(Worker.RUN, requireTask(task), ENQUEUE);
+  public TaskHandle enqueue(Runnable task) {
+    return enqueue(TaskKind.RUNNABLE, requireTask(task), Mode.ENQUEUE);
   }
 
   @Override
-  public java.util.concurrent.Future<?> submit(Runnable task) {
-    return super.submit(requireTask(task));
+  public Future<?> submit(Runnable task) {
+    return enqueueFuture(new PoolFuture<Void>(Executors.callable(requireTask(task), null)));
   }
 
   @Override
-  public <T> java.util.concurrent.Future<T> submit(Runnable task, T result) {
-    return super.submit(requireTask(task), result);
+  public <T> Future<T> submit(Runnable task, T result) {
+    return enqueueFuture(new PoolFuture<>(Executors.callable(requireTask(task), result)));
   }
 
   @Override
-  public <T> java.util.concurrent.Future<T> submit(Callable<T> task) {
-    return super.submit(requireTask(task));
+  public <T> Future<T> submit(Callable<T> task) {
+    return enqueueFuture(new PoolFuture<>(requireTask(task)));
+  }
+
+  /** Never blocks: the future's task waits in line like {@link #enqueue}'s; cancelling withdraws it. */
+  private <T> Future<T> enqueueFuture(PoolFuture<T> future) {
+    future.handle = enqueue(TaskKind.RUNNABLE, future, Mode.ENQUEUE);
+    if (future.isCancelled()) {
+      future.handle.cancel(); // cancelled before the handle was known
+    }
+    return future;
+  }
+
+  /** A future whose cancellation also withdraws its task from the pool (remove on cancel). */
+  private static final class PoolFuture<T> extends FutureTask<T> {
+    volatile TaskHandle handle;
+
+    PoolFuture(Callable<T> callable) {
+      super(callable);
+    }
+
+    @Override
+    public boolean cancel(boolean mayInterruptIfRunning) {
+      boolean cancelled = super.cancel(mayInterruptIfRunning);
+      TaskHandle h = handle;
+      if (cancelled && h != null) {
+        h.cancel();
+      }
+      return cancelled;
+    }
   }
 
   @Override

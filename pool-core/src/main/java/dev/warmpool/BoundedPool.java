@@ -1,97 +1,89 @@
 package dev.warmpool;
 
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
-import java.util.function.Consumer;
 
 /**
- * The worker pool itself.
+ * The worker pool: submission, the wake-up protocol, resize and lifecycle. The pieces it combines
+ * each live in a file of their own: {@link RunState} (run state and seats), {@link RunQueue},
+ * {@link IdleStack}, {@link WaitingLine}, {@link Worker} (the worker loop), {@link ThreadStarter}
+ * (factory calls and started threads), {@link Cleaner} (expiry) and {@link PoolCounters}.
  *
  * <h2>Implementation notes</h2>
- * <b>Run state and worker count</b> share one int, {@code ctl}, as in {@code ThreadPoolExecutor}: the
- * top bits hold the state, the low bits the number of live workers (a slot is counted from its
- * reservation, before the thread starts, until the thread leaves {@link Worker#run}). Transitions:
- * <pre>
- *   RUNNING    -> SHUTDOWN    on shutdown() or shutdownNow()
- *   SHUTDOWN   -> TERMINATED  when the count is 0 and the waiting line is empty (under the line's lock)
- *   TERMINATED -> RUNNING     on reboot()
- * </pre>
- * A slot is reserved by CAS only while RUNNING, or while SHUTDOWN for entries still waiting in line,
- * so no worker can start after termination.
+ * <b>Seats and the run queue.</b> A task is accepted by taking a seat ({@link RunState}); it then
+ * waits in the run queue until a worker takes it, and gives its seat back when it finishes. Seats
+ * bound queued plus running tasks by the capacity, so the queue never overflows and nonblocking mode
+ * rejects exactly when every seat is taken. A worker that finishes a task takes the next one from the
+ * queue before it thinks of parking, so a stream of tasks is carried by the workers already running.
  *
- * <p><b>No lost wake-ups.</b> The idle stack and the waiting line are two places where a worker and a
- * task can miss each other. Both sides publish first and look second: a worker pushes itself and then
- * checks the line; a submitter joins the line and then checks the stack. Whoever looks second runs
- * {@link #drainLine}, which pairs idle workers (or new ones, when below capacity) with entries. The
- * same drain runs when a worker exits and when {@code resize} grows the pool.
+ * <p><b>Signal only when needed</b> ({@link #signalWork}), after Go's scheduler: after queueing a
+ * task, if some worker is spinning nobody is woken; else the spinner count is taken (0 to 1) and
+ * handed to the most recently parked worker, which is unparked, or to a new worker. So at most one
+ * wake-up is in flight; a woken spinner that finds work wakes the next one if it was the last
+ * spinner and tasks remain. The protocol rests on three publish-then-check pairs, each a volatile
+ * write followed by a volatile read on both sides, so one side always sees the other:
+ * <ul>
+ *   <li>producer: publish in the queue, read the spinner count / spinner: drop the count, read the
+ *       queue;</li>
+ *   <li>producer (in {@code signalWork}): give the count back, read the idle stack / parking worker:
+ *       push itself, read the queue;</li>
+ *   <li>producer: publish, reserve a worker slot / exiting worker: release its slot, read the
+ *       queue.</li>
+ * </ul>
+ * A new task also starts a worker directly, with the task as its first (as {@code
+ * ThreadPoolExecutor} does), when nobody spins, nobody is idle and a slot is free: the thread is
+ * needed anyway, and a failure to start it then rejects that one task at its own call.
  *
- * <p><b>Expiry.</b> The cleaner is a {@link SharedTimer} task, scheduled only while the pool has
- * workers: a worker start schedules it if it is not scheduled, the exit of the last worker cancels it,
- * and each run reschedules itself at the oldest idle worker's expiry time, but no sooner than
- * {@code maxIdle/16} later so that a wind-down costs at most 16 runs per {@code maxIdle}.
+ * <p><b>Waiting line.</b> When every seat is taken, blocking mode puts work in the FIFO line. A
+ * finishing worker hands its seat to the head of the line and runs that entry next; new submitters
+ * take no seat while the line is not empty, so nobody barges. A joiner links itself and then drains
+ * the line (a seat may have been freed between its try and its link); a worker gives its seat back
+ * and then drains: publish, then check, again.
+ *
+ * <p><b>Never on the timer thread.</b> Due timers and the cleaner run on the shared timer thread;
+ * any worker start they would need is handed to {@link ThreadStarter#ASYNC}.
  */
 final class BoundedPool extends AbstractWorkerPool {
-  private static final int COUNT_BITS = 29;
-  private static final int COUNT_MASK = (1 << COUNT_BITS) - 1;
-  private static final int RUNNING = 0;
-  private static final int SHUTDOWN = 1 << COUNT_BITS;
-  private static final int TERMINATED = 2 << COUNT_BITS;
-
-  private static final VarHandle CTL;
-
-  static {
-    try {
-      CTL = MethodHandles.lookup().findVarHandle(BoundedPool.class, "ctl", int.class);
-    } catch (ReflectiveOperationException e) {
-      throw new ExceptionInInitializerError(e);
-    }
-  }
+  /** At most this many idle workers spin at once: more would take the CPU from busy threads. */
+  static final int MAX_SPINNERS = Math.max(1, Runtime.getRuntime().availableProcessors() / 2);
+  /** How long after a worker failed to start in the background a start is tried again. */
+  private static final long START_RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
 
   private final String name;
   private final long maxIdleNanos;
   private final boolean nonblocking;
   private final int maxWaiting;
-  private final ThreadFactory threadFactory;
   private final Thread.UncaughtExceptionHandler failureHandler;
-  private final Ticker ticker;
+  final Ticker ticker;
 
-  private volatile int ctl;
   private volatile int capacity;
   private volatile boolean stopping;
   private volatile CountDownLatch termination = new CountDownLatch(1);
 
+  final RunState state = new RunState();
+  final RunQueue runQueue;
   final IdleStack idle;
   final WaitingLine line = new WaitingLine();
-  /** Started workers not yet known to be dead; pruned lazily, joined by awaitTermination. */
-  private final Set<Worker> started = ConcurrentHashMap.newKeySet();
+  final PoolCounters counters = new PoolCounters();
+  private final ThreadStarter starter;
+  final Cleaner cleaner;
+  /** Workers spinning now, plus workers being woken or started to spin. */
+  private final AtomicInteger spinning = new AtomicInteger();
   private final Object resizeLock = new Object();
-  private final CleanerTask cleaner = new CleanerTask();
   private final AtomicInteger threadNumber = new AtomicInteger();
-  private static final int MAX_SPINNERS = Runtime.getRuntime().availableProcessors();
-  /** Idle workers spinning now; at most MAX_SPINNERS. */
-  private final AtomicInteger spinners = new AtomicInteger();
-
-  private final LongAdder submitted = new LongAdder();
-  private final LongAdder completed = new LongAdder();
-  private final LongAdder failed = new LongAdder();
-  private final LongAdder rejected = new LongAdder();
-  private final LongAdder workersStarted = new LongAdder();
-  private final LongAdder workersExpired = new LongAdder();
-  private final LongAdder workersStopped = new LongAdder();
-  /** Cleaner runs so far; for tests that check the cleaner stays quiet. */
-  final LongAdder cleanerRuns = new LongAdder();
+  private final SharedTimer.Task startRetry = new SharedTimer.Task() {
+    @Override
+    void fire() {
+      startInBackground();
+    }
+  };
 
   BoundedPool(WorkerPool.Builder b) {
     this.name = b.name;
@@ -101,24 +93,19 @@ final class BoundedPool extends AbstractWorkerPool {
     this.maxWaiting = b.maxWaiting;
     this.ticker = b.ticker;
     this.failureHandler = b.failureHandler;
-    this.threadFactory = b.threadFactory != null ? b.threadFactory : defaultFactory(b.daemon);
     this.idle = new IdleStack(b.capacity);
+    this.runQueue = new RunQueue(b.capacity);
+    ThreadFactory factory = b.threadFactory != null ? b.threadFactory : defaultFactory(b.daemon);
+    this.starter = new ThreadStarter(factory, counters);
+    this.cleaner = new Cleaner(this, b.maxIdleNanos);
   }
 
   private ThreadFactory defaultFactory(boolean daemon) {
     return r -> {
-      Thread t = new Thread(r, name + "-" + threadNumber.incrementAndGet());
+      Thread t = new Thread(r, name + "-" + Integer.toUnsignedString(threadNumber.incrementAndGet()));
       t.setDaemon(daemon);
       return t;
     };
-  }
-
-  private static int stateOf(int c) {
-    return c & ~COUNT_MASK;
-  }
-
-  private static int countOf(int c) {
-    return c & COUNT_MASK;
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -127,95 +114,129 @@ final class BoundedPool extends AbstractWorkerPool {
   /**
    * Proceeds in three steps:
    * <ol>
-   *   <li>Pop the idle stack; a popped worker is ours alone: write the task into its slot.</li>
-   *   <li>Else reserve a slot below capacity by CAS and start a new worker with the task.</li>
-   *   <li>Else the pool is full: reject (nonblocking, or TRY) or join the waiting line.</li>
+   *   <li>If nobody waits in line, take a free seat by CAS.</li>
+   *   <li>With a seat: start a worker for the task if that is the only way it will run soon, else
+   *       queue it and signal ({@link #place}).</li>
+   *   <li>Without one: reject (nonblocking, TRY), or wait in line ({@link #whenFull}).</li>
    * </ol>
    */
   @Override
-  boolean dispatch(Consumer<Object> fn, Object arg, int mode) {
-    int state = stateOf(ctl);
-    if (state != RUNNING && !(mode == ADMITTED && state == SHUTDOWN)) {
-      throw closed();
-    }
-    if (takeNow(fn, arg, mode == ADMITTED)) {
+  boolean dispatch(TaskKind kind, Object arg, Mode mode) {
+    if (line.size() == 0 && state.tryTakeSeat(capacity, mode == Mode.ADMITTED)) {
+      place(kind, arg, mode);
       return true;
     }
-    if (mode == TRY || mode == PROBE) {
-      if (mode == TRY) {
-        rejected.increment();
-      }
-      return false;
-    }
-    if (nonblocking && mode != ADMITTED) {
-      throw overloaded();
-    }
-    if (mode == ENQUEUE || mode == ADMITTED) {
-      join(new WaitingLine.Entry(fn, arg, null), mode == ADMITTED);
-      return true;
-    }
-    return awaitTaken(join(new WaitingLine.Entry(fn, arg, Thread.currentThread()), false), false, 0L);
+    return whenFull(kind, arg, mode, null);
   }
 
   @Override
-  boolean dispatchTimed(Consumer<Object> fn, Object arg, long nanos) throws InterruptedException {
+  TaskHandle enqueue(TaskKind kind, Object arg, Mode mode) {
+    WaitingLine.Entry e = new WaitingLine.Entry(this, kind, arg, null, WaitingLine.TAKEN);
+    if (line.size() == 0 && state.tryTakeSeat(capacity, mode == Mode.ADMITTED)) {
+      place(WaitingLine.Entry.KIND, e, mode);
+    } else {
+      e.state = WaitingLine.WAITING;
+      whenFull(kind, arg, mode, e);
+    }
+    return e;
+  }
+
+  @Override
+  boolean dispatchTimed(TaskKind kind, Object arg, long nanos) throws InterruptedException {
     if (nonblocking || nanos == 0) {
-      return dispatch(fn, arg, TRY);
+      return dispatch(kind, arg, Mode.TRY);
     }
-    if (stateOf(ctl) != RUNNING) {
-      throw closed();
-    }
-    if (takeNow(fn, arg, false)) {
+    if (line.size() == 0 && state.tryTakeSeat(capacity, false)) {
+      place(kind, arg, Mode.EXECUTE);
       return true;
     }
+    if (!state.isRunning()) {
+      throw closed();
+    }
     long deadline = System.nanoTime() + Math.min(nanos, Long.MAX_VALUE / 4);
-    WaitingLine.Entry e = join(new WaitingLine.Entry(fn, arg, Thread.currentThread()), false);
+    WaitingLine.Entry e = join(new WaitingLine.Entry(this, kind, arg, Thread.currentThread(),
+        WaitingLine.WAITING), false);
     try {
       return awaitTaken(e, true, deadline);
     } catch (InterruptedWaitException interrupted) {
-      throw new InterruptedException("interrupted while waiting for a worker of pool '" + name + "'");
+      throw new InterruptedException("interrupted while waiting for a seat in pool '" + name + "'");
     }
   }
 
-  /**
-   * Steps 1 and 2 of dispatch: hands the task to the top idle worker, or starts a new worker for it
-   * if below capacity. Returns false if the pool is full.
-   */
-  private boolean takeNow(Consumer<Object> fn, Object arg, boolean whileShutdown) {
-    Worker w = idle.pop();
-    if (w != null) {
-      accepted(fn);
-      w.handOff(fn, arg);
-      return true;
+  /** With a seat taken for the task: counts it, then starts a worker for it or queues it. */
+  private void place(TaskKind kind, Object arg, Mode mode) {
+    boolean counted = kind.countsAsTask();
+    if (counted) {
+      counters.submitted.increment(); // before the hand-off: no snapshot shows it completed first
     }
-    if (reserveSlot(whileShutdown)) {
-      startWorker(fn, arg);
-      return true;
+    if (spinning.get() == 0 && idle.size() == 0 && ThreadStarter.mayStartHere()
+        && starter.tryReserve(capacity)) {
+      Throwable failure = starter.start(new Worker(this, kind, arg));
+      if (failure == null) {
+        cleaner.update();
+        return;
+      }
+      if (mode != Mode.ADMITTED) {
+        if (counted) {
+          counters.submitted.decrement();
+        }
+        counters.rejected.increment();
+        giveBackSeat();
+        throw new RejectedExecutionException("pool '" + name + "' could not start a worker thread",
+            failure);
+      }
+      scheduleStartRetry(); // admitted work is never rejected: it waits for a worker
     }
-    return false;
+    runQueue.offer(kind, arg);
+    signalWork();
   }
 
-  /** Puts the entry in line (or throws) and pairs the line with any worker that just went idle. */
-  private WaitingLine.Entry join(WaitingLine.Entry e, boolean admitted) {
-    int r = line.offer(e, admitted ? Integer.MAX_VALUE : maxWaiting, admitted);
-    if (r == WaitingLine.FULL) {
-      rejected.increment();
-      throw new PoolOverloadedException("pool '" + name + "' is overloaded: all " + busyCount()
-          + " workers are busy (capacity " + capacity + ", busy " + busyCount()
-          + ") and the waiting line is full (maxWaiting " + maxWaiting + ")");
-    }
-    if (r == WaitingLine.REFUSED) {
+  /** No seat was free (or the line was not empty): reject, or join the line. */
+  private boolean whenFull(TaskKind kind, Object arg, Mode mode, WaitingLine.Entry handle) {
+    if (!state.isRunning() && !(mode == Mode.ADMITTED && !state.isTerminated())) {
       throw closed();
     }
-    if (e.caller == null) {
-      accepted(e.fn);
+    if (mode == Mode.TRY) {
+      counters.rejected.increment();
+      return false;
+    }
+    if (mode == Mode.PROBE) {
+      return false;
+    }
+    if (nonblocking && mode != Mode.ADMITTED) {
+      throw overloaded();
+    }
+    if (mode == Mode.EXECUTE) {
+      return awaitTaken(join(new WaitingLine.Entry(this, kind, arg, Thread.currentThread(),
+          WaitingLine.WAITING), false), false, 0L);
+    }
+    join(handle != null ? handle
+        : new WaitingLine.Entry(this, kind, arg, null, WaitingLine.WAITING), mode == Mode.ADMITTED);
+    return true;
+  }
+
+  /** Puts the entry in line (or throws), then drains: a seat may have come free meanwhile. */
+  private WaitingLine.Entry join(WaitingLine.Entry e, boolean admitted) {
+    switch (line.offer(e, admitted ? Integer.MAX_VALUE : maxWaiting, admitted)) {
+      case FULL -> {
+        counters.rejected.increment();
+        throw new PoolOverloadedException("pool '" + name + "' is overloaded: every seat is taken"
+            + " (capacity " + capacity + ", busy " + busy() + ") and the waiting line is full"
+            + " (maxWaiting " + maxWaiting + ")");
+      }
+      case REFUSED -> throw closed();
+      case LINKED -> {
+        if (e.caller == null && e.kind.countsAsTask()) {
+          counters.submitted.increment();
+        }
+      }
     }
     drainLine();
     return e;
   }
 
   /**
-   * Parks the caller until a worker takes its entry, or until {@code deadline} if timed.
+   * Parks the caller until its entry gets a seat, or until {@code deadline} if timed.
    *
    * @return true if taken, false on timeout
    */
@@ -229,37 +250,35 @@ final class BoundedPool extends AbstractWorkerPool {
     try {
       for (;;) {
         int s = e.state;
-        if (s == WaitingLine.TAKEN) {
-          return true;
-        }
         if (s == WaitingLine.CLOSED) {
           throw closed();
         }
+        if (s != WaitingLine.WAITING) {
+          return true;
+        }
         interrupted |= Thread.interrupted();
-        // A CLAIMED entry is being given to a worker that is starting: its outcome is not known
-        // yet, so neither an interrupt nor a timeout can withdraw it; wait until it is resolved.
-        if (s == WaitingLine.WAITING && interrupted && line.cancel(e)) {
-          rejected.increment();
+        if (interrupted && line.cancel(e)) {
+          counters.rejected.increment();
           if (timed) {
             interrupted = false; // reported by the InterruptedException instead
             throw new InterruptedWaitException();
           }
-          throw new RejectedExecutionException("interrupted while waiting for a worker of pool '"
+          throw new RejectedExecutionException("interrupted while waiting for a seat in pool '"
               + name + "'; the task was not accepted", new InterruptedException());
         }
         long left = timed ? deadline - System.nanoTime() : 1L;
-        if (s == WaitingLine.WAITING && left <= 0) {
+        if (left <= 0) {
           if (line.cancel(e)) {
-            rejected.increment();
+            counters.rejected.increment();
             return false;
           }
           continue;
         }
         e.parked = true; // then re-check the state: a taker reads parked after writing state
-        if (e.state != s) {
+        if (e.state != WaitingLine.WAITING) {
           continue;
         }
-        if (timed && s == WaitingLine.WAITING) {
+        if (timed) {
           LockSupport.parkNanos(this, left);
         } else {
           LockSupport.park(this);
@@ -272,7 +291,6 @@ final class BoundedPool extends AbstractWorkerPool {
     }
   }
 
-
   /** Signals an interrupt of a timed wait through awaitTaken, which cannot throw it directly. */
   private static final class InterruptedWaitException extends RuntimeException {
     private static final long serialVersionUID = 1L;
@@ -282,142 +300,42 @@ final class BoundedPool extends AbstractWorkerPool {
     }
   }
 
-  private boolean reserveSlot(boolean whileShutdown) {
-    for (;;) {
-      int c = ctl;
-      int state = stateOf(c);
-      if (state == TERMINATED || (state == SHUTDOWN && !whileShutdown)) {
-        return false;
-      }
-      if (countOf(c) >= capacity) {
-        return false;
-      }
-      if (CTL.compareAndSet(this, c, c + 1)) {
-        return true;
-      }
+  /** Withdraws a waiting entry through its handle. */
+  boolean withdraw(WaitingLine.Entry e) {
+    if (!line.cancel(e)) {
+      return false;
     }
+    withdrawn();
+    return true;
   }
 
-  /** Gives back a reserved slot. */
-  private void releaseSlot() {
-    CTL.getAndAdd(this, -1);
+  /** A task withdrawn by its handle no longer counts as accepted. */
+  void withdrawn() {
+    counters.submitted.decrement();
   }
 
-  /** Starts a worker with its first task in a reserved slot, or rejects the task with the cause. */
-  private void startWorker(Consumer<Object> fn, Object arg) {
-    Throwable failure = tryStartWorker(fn, arg);
-    if (failure != null) {
-      rejected.increment();
-      throw new RejectedExecutionException("pool '" + name + "' could not start a worker thread",
-          failure);
-    }
-    accepted(fn);
-  }
-
-  /** Counts an accepted task; a lane's carrier is not a task (the lane counts its own tasks). */
-  private void accepted(Consumer<Object> fn) {
-    if (fn != SerialLane.DRAIN) {
-      submitted.increment();
-    }
-  }
-
-  void laneTaskAccepted() {
-    submitted.increment();
-  }
-
-  /** A lane task cancelled by closing its lane was never run: it no longer counts as accepted. */
-  void laneTaskCancelled() {
-    submitted.decrement();
-  }
-
-  /**
-   * Starts a worker with its first task in a reserved slot. On failure gives the slot back and
-   * returns the cause.
-   */
-  private Throwable tryStartWorker(Consumer<Object> fn, Object arg) {
-    Worker w = new Worker(this, fn, arg);
-    try {
-      Thread t = threadFactory.newThread(w);
-      if (t == null) {
-        throw new NullPointerException("thread factory returned null");
-      }
-      w.thread = t;
-      started.add(w);
-      t.start();
-    } catch (Throwable failure) {
-      started.remove(w);
-      releaseSlot();
-      tryTerminate();
-      return failure;
-    }
-    workersStarted.increment();
-    updateCleaner();
-    pruneStarted();
-    return null;
-  }
-
-  /** Forgets exited workers once they clearly outnumber the live ones (keeps the set bounded). */
-  private void pruneStarted() {
-    if (started.size() > 2 * capacity + 16) {
-      started.removeIf(s -> !s.thread.isAlive());
-    }
-  }
-
-  /**
-   * Pairs waiting entries with workers until the line is empty or no worker is free: an idle worker
-   * is popped and handed the head entry; below capacity a new worker is started for it.
-   */
+  /** Pairs line entries with free seats, oldest first, and queues them for workers. */
   void drainLine() {
     while (line.size() > 0) {
-      Worker w = idle.pop();
-      if (w != null) {
-        WaitingLine.Entry e = line.poll();
-        if (e == null) {
-          w.handOff(Worker.WAKE, Boolean.TRUE); // nothing left for it: let it go idle again
-          return;
-        }
-        taken(e);
-        w.handOff(e.fn, e.arg);
+      if (!state.tryTakeSeat(capacity, true)) { // line entries were accepted: also while shutting down
+        return;
+      }
+      WaitingLine.Entry e = line.poll();
+      if (e == null) {
+        state.releaseSeat();
+        tryTerminate();
         continue;
       }
-      if (!reserveSlot(true)) {
-        return;
-      }
-      WaitingLine.Entry e = line.claim();
-      if (e == null) {
-        releaseSlot();
-        tryTerminate();
-        return;
-      }
-      if (tryStartWorker(e.fn, e.arg) != null) {
-        // Nobody is rejected: the entry keeps its place (a caller blocked in a line that closed
-        // meanwhile is woken with PoolClosedException) and the drain is retried later, since
-        // with no worker left no other event may come to start one.
-        line.requeueFirst(e);
-        if (e.caller != null) {
-          LockSupport.unpark(e.caller);
-        }
-        SharedTimer.INSTANCE.schedule(drainRetry, System.nanoTime() + DRAIN_RETRY_NANOS);
-        return;
-      }
-      e.state = WaitingLine.TAKEN;
       taken(e);
+      runQueue.offer(WaitingLine.Entry.KIND, e);
+      signalWork();
     }
   }
 
-  /** How long after a worker failed to start the line is drained again. */
-  private static final long DRAIN_RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
-
-  private final SharedTimer.Task drainRetry = new SharedTimer.Task() {
-    @Override
-    void fire() {
-      drainLine();
-    }
-  };
-
+  /** An entry got a seat: a blocked caller's task now counts as accepted and the caller wakes. */
   private void taken(WaitingLine.Entry e) {
     if (e.caller != null) {
-      submitted.increment();
+      counters.submitted.increment();
       if (e.parked) {
         LockSupport.unpark(e.caller);
       }
@@ -425,83 +343,50 @@ final class BoundedPool extends AbstractWorkerPool {
   }
 
   // ---------------------------------------------------------------------------------------------
-  // Worker side
-
-  void runTask(Worker w, Consumer<Object> fn, Object arg) {
-    if (fn == SerialLane.DRAIN) {
-      fn.accept(arg); // the lane runs and counts its tasks through runLaneTask
-      return;
-    }
-    runCounted(fn, arg);
-  }
-
-  /** Runs one task of a serial lane on the current worker, counted like any task. */
-  void runLaneTask(Runnable task) {
-    runCounted(Worker.RUN, task);
-  }
-
-  private void runCounted(Consumer<Object> fn, Object arg) {
-    if (!stopping) {
-      Thread.interrupted(); // a stale interrupt must not leak into the next task
-    }
-    try {
-      fn.accept(arg);
-      completed.increment();
-    } catch (Throwable t) {
-      failed(t);
-    }
-  }
-
-  private void failed(Throwable t) {
-    failed.increment();
-    Thread self = Thread.currentThread();
-    Thread.UncaughtExceptionHandler h = failureHandler != null
-        ? failureHandler : self.getUncaughtExceptionHandler();
-    h.uncaughtException(self, t); // if this throws, the worker exits (replaced on demand)
-  }
+  // Wake-up protocol
 
   /**
-   * Called by a worker after each task: returns its next task argument (with {@code w.fn} set), or
-   * null if the worker must exit.
+   * Makes sure a worker will look at the queue: nothing if one spins; else takes the spinner count
+   * and wakes the top idle worker, or starts one. See the class notes for why nothing is lost.
    */
-  Object nextTask(Worker w) {
+  void signalWork() {
     for (;;) {
-      int c = ctl;
-      if (countOf(c) <= capacity) {
-        break;
+      if (spinning.get() != 0 || runQueue.isEmpty() || !spinning.compareAndSet(0, 1)) {
+        return;
       }
-      if (CTL.compareAndSet(this, c, c - 1)) { // surplus after a shrinking resize
-        w.countReleased = true;
-        workersStopped.increment();
-        return null;
+      Worker w = idle.pop();
+      if (w != null) {
+        w.wake(Worker.WAKE); // the spinner count goes with it
+        return;
+      }
+      if (starter.tryReserve(capacity)) {
+        if (!ThreadStarter.mayStartHere()) {
+          starter.release();
+          spinning.decrementAndGet(); // before the hand-off, or the background start sees it taken
+          startInBackground();
+          return;
+        }
+        Throwable failure = starter.start(new Worker(this, null, null));
+        if (failure == null) {
+          cleaner.update();
+          return;
+        }
+        spinning.decrementAndGet();
+        scheduleStartRetry(); // the task stays queued: admitted, never rejected after acceptance
+      } else {
+        spinning.decrementAndGet();
+      }
+      // Give the count back, then check the stack: a worker that pushed itself after our pop saw
+      // our count and relied on us.
+      if (idle.size() == 0) {
+        return;
       }
     }
-    if (line.size() > 0) {
-      WaitingLine.Entry e = line.poll();
-      if (e != null) {
-        taken(e);
-        w.fn = e.fn;
-        return e.arg;
-      }
-    }
-    if (stateOf(ctl) != RUNNING) {
-      workersStopped.increment();
-      return null;
-    }
-    idle.push(w, ticker);
-    if (line.size() > 0) {
-      drainLine();
-    }
-    if (stateOf(ctl) != RUNNING) {
-      stopIdle(); // shutdown may have emptied the stack before our push
-    }
-    Object a = w.awaitTask();
-    return a == Worker.RETIRE ? null : a;
   }
 
   boolean tryStartSpinning() {
-    for (int n = spinners.get(); n < MAX_SPINNERS; n = spinners.get()) {
-      if (spinners.compareAndSet(n, n + 1)) {
+    for (int n = spinning.get(); n < MAX_SPINNERS; n = spinning.get()) {
+      if (spinning.compareAndSet(n, n + 1)) {
         return true;
       }
     }
@@ -509,77 +394,193 @@ final class BoundedPool extends AbstractWorkerPool {
   }
 
   void stopSpinning() {
-    spinners.decrementAndGet();
+    spinning.decrementAndGet();
+  }
+
+  /** A spinner found a task: if it was the last spinner and tasks remain, another must look. */
+  void foundWork() {
+    if (spinning.decrementAndGet() == 0 && !runQueue.isEmpty()) {
+      signalWork();
+    }
+  }
+
+  /** Runs {@link #signalWork} off the timer thread (it may start a worker), retrying on failure. */
+  private void startInBackground() {
+    try {
+      ThreadStarter.ASYNC.execute(() -> {
+        if (!runQueue.isEmpty()) {
+          signalWork();
+        }
+      });
+    } catch (Throwable noThread) { // RejectedExecutionException, OutOfMemoryError
+      scheduleStartRetry();
+    }
+  }
+
+  private void scheduleStartRetry() {
+    SharedTimer.INSTANCE.schedule(startRetry, System.nanoTime() + START_RETRY_NANOS);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Worker side
+
+  void runCounted(Runnable task) {
+    clearStaleInterrupt();
+    try {
+      task.run();
+      counters.completed.increment();
+    } catch (Throwable t) {
+      failed(t);
+    }
+  }
+
+  void runCounted(java.util.function.Consumer<Object> function, Object arg) {
+    clearStaleInterrupt();
+    try {
+      function.accept(arg);
+      counters.completed.increment();
+    } catch (Throwable t) {
+      failed(t);
+    }
+  }
+
+  private void clearStaleInterrupt() {
+    if (!stopping) {
+      Thread.interrupted(); // a stale interrupt must not leak into the next task
+    }
+  }
+
+  private void failed(Throwable t) {
+    counters.failed.increment();
+    Thread self = Thread.currentThread();
+    Thread.UncaughtExceptionHandler h = failureHandler != null
+        ? failureHandler : self.getUncaughtExceptionHandler();
+    h.uncaughtException(self, t); // if this throws, the worker exits (replaced on demand)
+  }
+
+  /** What a worker does after its task: next entry from the line, look for work, or exit. */
+  enum AfterTask {
+    RUN_NEXT,
+    LOOK_FOR_WORK,
+    EXIT
+  }
+
+  /** Settles the seat of the task the worker just ran. */
+  AfterTask finishTask(Worker w) {
+    if (starter.workers() > capacity && starter.tryReleaseSurplus(capacity)) {
+      w.slotReleased = true; // surplus after a shrinking resize
+      counters.workersStopped.increment();
+      w.holdsSeat = false;
+      giveBackSeat();
+      return AfterTask.EXIT;
+    }
+    if (line.size() > 0 && state.seats() <= capacity) {
+      WaitingLine.Entry e = line.poll();
+      if (e != null) { // the seat passes to the head of the line, and this worker runs it
+        taken(e);
+        w.kind = WaitingLine.Entry.KIND;
+        w.arg = e;
+        return AfterTask.RUN_NEXT;
+      }
+    }
+    w.holdsSeat = false;
+    giveBackSeat();
+    return AfterTask.LOOK_FOR_WORK;
+  }
+
+  private void giveBackSeat() {
+    state.releaseSeat();
+    if (line.size() > 0) {
+      drainLine();
+    }
+    if (!state.isRunning()) {
+      tryTerminate();
+    }
+  }
+
+  /** Whether a worker that found the queue empty after shutdown may exit. */
+  boolean mayExitIdle() {
+    if (state.isRunning() || !runQueue.isEmpty() || line.size() > 0) {
+      return false;
+    }
+    counters.workersStopped.increment();
+    return true;
+  }
+
+  /** Puts the worker on the idle stack and parks it; returns its wake-up signal. */
+  int parkIdle(Worker w) {
+    idle.push(w, ticker);
+    // Publish, then check: work queued after our last look, a shutdown that emptied the stack
+    // before our push, or a shrink that found nothing idle before it.
+    if (!runQueue.isEmpty()) {
+      signalWork();
+    }
+    if (!state.isRunning()) {
+      retireAllIdle();
+    } else if (starter.workers() > capacity) {
+      trimSurplus();
+    }
+    return w.awaitSignal();
   }
 
   void workerExited(Worker w, boolean normal) {
     if (!normal) {
-      workersStopped.increment();
+      counters.workersStopped.increment(); // its failure handler threw
     }
-    if (!w.countReleased) {
-      releaseSlot();
+    w.dropSpinner();
+    if (w.holdsSeat) {
+      w.holdsSeat = false;
+      giveBackSeat();
     }
-    if (countOf(ctl) == 0) {
-      updateCleaner();
+    w.lane = null;
+    int left = w.slotReleased ? starter.workers() : starter.release();
+    if (!runQueue.isEmpty()) {
+      signalWork();
     }
-    if (line.size() > 0) {
-      drainLine();
+    if (left == 0) {
+      cleaner.update();
     }
     tryTerminate();
   }
 
-  private void stopIdle() {
-    for (Worker w : idle.takeAll()) {
-      workersStopped.increment();
-      w.retire();
+  /** Takes an idle worker's slot at once and tells it to exit. */
+  private void retire(Worker w) {
+    w.slotReleased = true;
+    starter.release();
+    w.wake(Worker.RETIRE);
+  }
+
+  /** The cleaner's work: retires the idle workers last used at or before {@code cutoff}. */
+  void retireIdleSince(long cutoff) {
+    for (Worker w : idle.removeOldest(cutoff)) {
+      retire(w); // its slot is free before anyone can see it counted as expired
+      counters.workersExpired.increment();
     }
   }
 
-  // ---------------------------------------------------------------------------------------------
-  // Expiry
-
-  private final class CleanerTask extends SharedTimer.Task {
-    /** Accessed only under synchronized(this). */
-    boolean scheduled;
-
-    @Override
-    void fire() {
-      synchronized (this) {
-        scheduled = false;
-      }
-      retireExpired();
-      updateCleaner();
-    }
-  }
-
-  /** Retires every idle worker idle for at least maxIdle; the cleaner's work, callable by tests. */
+  /** Runs the cleaner now; for tests. */
   void retireExpired() {
-    cleanerRuns.increment();
-    Worker[] stale = idle.removeOldest(ticker.read() - maxIdleNanos);
-    for (Worker w : stale) {
-      workersExpired.increment();
-      w.retire();
-    }
-    pruneStarted();
+    cleaner.runs.increment();
+    retireIdleSince(ticker.read() - maxIdleNanos);
   }
 
-  /**
-   * Makes the cleaner's schedule match the worker count: scheduled iff there are workers. Every
-   * decision re-reads the count under the cleaner's monitor, so the last caller's view wins.
-   */
-  private void updateCleaner() {
-    synchronized (cleaner) {
-      boolean hasWorkers = countOf(ctl) > 0 && stateOf(ctl) == RUNNING;
-      if (hasWorkers && !cleaner.scheduled) {
-        long oldest = idle.oldestLastUsed();
-        long delay = oldest == Long.MAX_VALUE
-            ? maxIdleNanos : oldest + maxIdleNanos - ticker.read();
-        delay = Math.max(delay, maxIdleNanos / 16);
-        cleaner.scheduled = true;
-        SharedTimer.INSTANCE.schedule(cleaner, System.nanoTime() + delay);
-      } else if (!hasWorkers && cleaner.scheduled) {
-        cleaner.scheduled = false;
-        SharedTimer.INSTANCE.cancel(cleaner);
+  private void retireAllIdle() {
+    for (Worker w : idle.takeAll()) {
+      counters.workersStopped.increment();
+      retire(w);
+    }
+    tryTerminate();
+  }
+
+  /** Retires the oldest idle workers while there are more workers than the capacity. */
+  private void trimSurplus() {
+    synchronized (resizeLock) {
+      int surplus = starter.workers() - capacity;
+      if (surplus > 0) {
+        for (Worker w : idle.removeOldestCount(surplus)) {
+          counters.workersStopped.increment();
+          retire(w);
+        }
       }
     }
   }
@@ -610,54 +611,58 @@ final class BoundedPool extends AbstractWorkerPool {
   @Override
   public void resize(int newCapacity) {
     WorkerPool.Builder.checkCapacity(newCapacity);
+    int old;
     synchronized (resizeLock) {
-      int old = capacity;
-      idle.ensureLength(newCapacity);
+      old = capacity;
+      if (newCapacity > old) { // room first: seats and workers may grow once capacity is written
+        idle.ensureLength(newCapacity);
+        runQueue.ensureCapacity(newCapacity);
+      }
       capacity = newCapacity;
-      if (newCapacity > old) {
-        drainLine();
-        return;
-      }
-      for (;;) {
-        int c = ctl;
-        int surplus = countOf(c) - newCapacity;
-        if (surplus <= 0) {
-          return;
-        }
-        Worker[] ws = idle.removeOldestCount(surplus);
-        if (ws.length == 0) {
-          return; // busy surplus leaves after its current task
-        }
-        for (Worker w : ws) {
-          w.countReleased = true;
-          releaseSlot();
-          workersStopped.increment();
-          w.retire();
-        }
-      }
+    }
+    if (newCapacity > old) {
+      drainLine(); // new seats serve the line first
+      signalWork(); // and tasks the queue's growth moved
+    } else {
+      trimSurplus(); // busy surplus leaves after its task (finishTask)
     }
   }
 
-  int busyCount() {
-    return Math.max(0, countOf(ctl) - idle.size());
+  int workers() {
+    return starter.workers();
+  }
+
+  boolean isRunning() {
+    return state.isRunning();
+  }
+
+  boolean isStopping() {
+    return stopping;
+  }
+
+  /** Whether a submission would find a seat now; a hint for a sharded pool's placement. */
+  boolean hasFreeSeat() {
+    return line.size() == 0 && state.seats() < capacity;
+  }
+
+  /** Tasks running now: seats held minus tasks still queued. */
+  int busy() {
+    return Math.max(0, state.seats() - runQueue.size());
   }
 
   @Override
   public PoolStats stats() {
-    return new PoolStats(capacity, countOf(ctl), idle.size(), line.size(), submitted.sum(),
-        completed.sum(), failed.sum(), rejected.sum(), workersStarted.sum(), workersExpired.sum(),
-        workersStopped.sum());
+    return counters.snapshot(capacity, starter.workers(), busy(), idle.size(), line.size());
   }
 
   private PoolOverloadedException overloaded() {
-    rejected.increment();
-    int cap = capacity;
-    return new PoolOverloadedException("pool '" + name + "' is overloaded: no idle worker (capacity "
-        + cap + ", busy " + Math.min(cap, busyCount()) + ")");
+    counters.rejected.increment();
+    return new PoolOverloadedException("pool '" + name + "' is overloaded: every seat is taken"
+        + " (capacity " + capacity + ", busy " + busy() + ")");
   }
 
   private PoolClosedException closed() {
-    rejected.increment();
+    counters.rejected.increment();
     return new PoolClosedException("pool '" + name + "' is shut down");
   }
 
@@ -666,19 +671,14 @@ final class BoundedPool extends AbstractWorkerPool {
 
   @Override
   public void shutdown() {
-    for (;;) {
-      int c = ctl;
-      if (stateOf(c) != RUNNING || CTL.compareAndSet(this, c, SHUTDOWN | countOf(c))) {
-        break;
-      }
-    }
+    state.shutdown();
     for (WaitingLine.Entry e : line.close()) {
       LockSupport.unpark(e.caller);
     }
     cancelDelayed();
     drainLine();
-    stopIdle();
-    updateCleaner();
+    retireAllIdle();
+    cleaner.update();
     tryTerminate();
   }
 
@@ -690,51 +690,52 @@ final class BoundedPool extends AbstractWorkerPool {
     for (WaitingLine.Entry e : line.drain()) {
       if (e.caller != null) {
         LockSupport.unpark(e.caller);
-        continue;
-      }
-      Consumer<Object> fn = e.fn;
-      if (fn == SerialLane.DRAIN) {
-        ((SerialLane) e.arg).handBack(tasks);
-        continue;
-      }
-      Object arg = e.arg;
-      tasks.add(fn == Worker.RUN ? (Runnable) arg : () -> fn.accept(arg));
-    }
-    for (Worker w : started) {
-      Thread t = w.thread;
-      if (t.isAlive()) {
-        t.interrupt();
+      } else {
+        e.kind.handBack(e.arg, tasks);
       }
     }
+    TaskSlot slot = new TaskSlot();
+    while (runQueue.poll(slot)) {
+      slot.kind.handBack(slot.arg, tasks);
+      slot.clear();
+      giveBackSeat();
+    }
+    starter.forEachWorker(w -> {
+      SerialLane lane = w.lane;
+      if (lane != null) {
+        lane.handBackQueued(tasks);
+      }
+    });
+    starter.interruptAll();
     tryTerminate();
     return tasks;
   }
 
   private void tryTerminate() {
-    int c = ctl;
-    if (stateOf(c) != SHUTDOWN || countOf(c) != 0) {
+    if (state.state() != RunState.SHUTDOWN || state.seats() != 0 || starter.workers() != 0) {
       return;
     }
-    if (line.terminateIfEmpty(() -> CTL.compareAndSet(this, SHUTDOWN, TERMINATED))) {
+    if (line.terminateIfEmpty(state::terminate)) {
+      cleaner.update();
       termination.countDown();
     }
   }
 
   @Override
   void checkOpen() {
-    if (stateOf(ctl) != RUNNING) {
+    if (!state.isRunning()) {
       throw closed();
     }
   }
 
   @Override
   public boolean isShutdown() {
-    return stateOf(ctl) != RUNNING;
+    return !state.isRunning();
   }
 
   @Override
   public boolean isTerminated() {
-    return stateOf(ctl) == TERMINATED;
+    return state.isTerminated();
   }
 
   @Override
@@ -743,30 +744,19 @@ final class BoundedPool extends AbstractWorkerPool {
     if (!termination.await(timeout, unit)) {
       return false;
     }
-    for (Worker w : started) {
-      long left = deadline - System.nanoTime();
-      if (left <= 0 && w.thread.isAlive()) {
-        return false;
-      }
-      TimeUnit.NANOSECONDS.timedJoin(w.thread, Math.max(1, left));
-      if (w.thread.isAlive()) {
-        return false;
-      }
-      started.remove(w);
-    }
-    return true;
+    return starter.joinAll(deadline);
   }
 
   @Override
   public void reboot() {
     synchronized (resizeLock) {
-      if (stateOf(ctl) != TERMINATED) {
+      if (!state.isTerminated()) {
         throw new IllegalStateException("pool '" + name + "' is not terminated");
       }
       termination = new CountDownLatch(1);
       stopping = false;
       line.reopen();
-      ctl = RUNNING;
+      state.reopen();
     }
   }
 
@@ -774,5 +764,4 @@ final class BoundedPool extends AbstractWorkerPool {
   public SerialExecutor newSerialExecutor() {
     return new SerialLane(this);
   }
-
 }

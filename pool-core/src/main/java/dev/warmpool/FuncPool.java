@@ -13,11 +13,11 @@ import java.util.function.Consumer;
  */
 public final class FuncPool<T> {
   private final AbstractWorkerPool pool;
-  private final Consumer<Object> function;
+  private final TaskKind kind;
 
   private FuncPool(AbstractWorkerPool pool, Consumer<Object> function) {
     this.pool = pool;
-    this.function = function;
+    this.kind = TaskKind.of(function);
   }
 
   /**
@@ -44,8 +44,7 @@ public final class FuncPool<T> {
    * @throws PoolClosedException if the pool is shut down
    */
   public void invoke(T arg) {
-    pool.dispatch(function, Objects.requireNonNull(arg, "arg must not be null"),
-        AbstractWorkerPool.EXECUTE);
+    pool.dispatch(kind, Objects.requireNonNull(arg, "arg must not be null"), Mode.EXECUTE);
   }
 
   /**
@@ -56,8 +55,7 @@ public final class FuncPool<T> {
    * @throws PoolClosedException if the pool is shut down
    */
   public boolean tryInvoke(T arg) {
-    return pool.dispatch(function, Objects.requireNonNull(arg, "arg must not be null"),
-        AbstractWorkerPool.TRY);
+    return pool.dispatch(kind, Objects.requireNonNull(arg, "arg must not be null"), Mode.TRY);
   }
 
   /** The pool the function runs on. */

@@ -4,17 +4,23 @@ package dev.warmpool;
  * An immutable snapshot of a pool's state and cumulative counters, taken by {@link WorkerPool#stats()}.
  *
  * <p>Gauges ({@link #capacity()}, {@link #workers()}, {@link #busy()}, {@link #idle()},
- * {@link #waiting()}) describe the moment of the snapshot; the other values only grow. Each field is
- * read separately without stopping the pool, so under load the fields may be mutually inconsistent by
- * a few units; once the pool is quiescent (no task running, none being submitted) they are exact and:
+ * {@link #waiting()}) describe the moment of the snapshot; the other values only grow, except that
+ * a task withdrawn by its {@link TaskHandle} (or a cancelled lane task) leaves {@code submitted}.
+ * Each field is read separately without stopping the pool, so under load the fields may be mutually
+ * inconsistent by a few units; once the pool is quiescent (no task running, none being submitted)
+ * they are exact and:
  * <pre>
  *   submitted == completed + failed + (tasks returned by shutdownNow)
  *   workersStarted - workersExpired - workersStopped == workers
+ *   busy == 0, idle == workers
  * </pre>
+ * A worker is busy (running a task), idle (parked on the idle stack) or between the two for a few
+ * microseconds (spinning for the next task), so {@code busy + idle <= workers}.
  */
 public final class PoolStats {
   private final int capacity;
   private final int workers;
+  private final int busy;
   private final int idle;
   private final int waiting;
   private final long submitted;
@@ -25,11 +31,13 @@ public final class PoolStats {
   private final long workersExpired;
   private final long workersStopped;
 
-  PoolStats(int capacity, int workers, int idle, int waiting, long submitted, long completed,
-      long failed, long rejected, long workersStarted, long workersExpired, long workersStopped) {
+  PoolStats(int capacity, int workers, int busy, int idle, int waiting, long submitted,
+      long completed, long failed, long rejected, long workersStarted, long workersExpired,
+      long workersStopped) {
     this.capacity = capacity;
     this.workers = workers;
     this.idle = Math.min(idle, workers);
+    this.busy = Math.min(busy, workers - this.idle);
     this.waiting = waiting;
     this.submitted = submitted;
     this.completed = completed;
@@ -41,11 +49,12 @@ public final class PoolStats {
   }
 
   static PoolStats sum(Iterable<PoolStats> parts) {
-    int capacity = 0, workers = 0, idle = 0, waiting = 0;
+    int capacity = 0, workers = 0, busy = 0, idle = 0, waiting = 0;
     long submitted = 0, completed = 0, failed = 0, rejected = 0, started = 0, expired = 0, stopped = 0;
     for (PoolStats s : parts) {
       capacity += s.capacity;
       workers += s.workers;
+      busy += s.busy;
       idle += s.idle;
       waiting += s.waiting;
       submitted += s.submitted;
@@ -56,29 +65,36 @@ public final class PoolStats {
       expired += s.workersExpired;
       stopped += s.workersStopped;
     }
-    return new PoolStats(capacity, workers, idle, waiting, submitted, completed, failed, rejected,
+    return new PoolStats(capacity, workers, busy, idle, waiting, submitted, completed, failed, rejected,
         started, expired, stopped);
   }
 
   /** The maximum number of worker threads at the time of the snapshot. */
   public int capacity() { return capacity; }
 
-  /** Live worker threads, busy or idle (a worker counts from the moment its slot is reserved until it exits). */
+  /**
+   * Live worker threads, busy, spinning or idle (a worker counts from the moment its slot is
+   * reserved until it exits; a retired worker stops counting at once, before its thread ends).
+   */
   public int workers() { return workers; }
 
-  /** Workers running a task or being handed one: {@code workers - idle}. */
-  public int busy() { return workers - idle; }
+  /** Tasks running now (accepted tasks that hold a seat and are no longer queued for a worker). */
+  public int busy() { return busy; }
 
-  /** Workers waiting on the idle stack for a task. */
+  /** Workers parked on the idle stack, waiting to be woken for a task. */
   public int idle() { return idle; }
 
-  /** Entries in the waiting line: callers blocked in {@code execute} and tasks (or lanes) waiting without a thread. */
+  /**
+   * Entries in the waiting line: callers blocked in {@code execute} and tasks (or lanes) waiting
+   * without a thread for a seat. A withdrawn task leaves it at once.
+   */
   public int waiting() { return waiting; }
 
   /**
-   * Tasks accepted: moves when a task is handed to a worker, starts a new worker, or is put in the
-   * waiting line by {@code enqueue} (a blocked caller's task counts when a worker takes it). Each task
-   * of a serial lane and each run of a delayed or periodic task counts once. Never counts a rejection.
+   * Tasks accepted: moves when a task takes a seat, or is put in the waiting line by {@code enqueue}
+   * or {@code submit} (a blocked caller's task counts when it gets a seat). Each task of a serial
+   * lane and each run of a delayed or periodic task counts once. Never counts a rejection; a task
+   * withdrawn by its handle, or cancelled with its lane, is taken back out.
    */
   public long submitted() { return submitted; }
 

@@ -42,8 +42,21 @@ public interface SerialExecutor extends Executor, AutoCloseable {
   void execute(Runnable task);
 
   /**
+   * Appends the task as admitted work, without an admission check: it is never rejected for load
+   * (it waits its turn in line, guarantee 6), and the lane counts as admitted from now on. This is
+   * the explicit admission for an adapter whose unit of work was admitted elsewhere, such as a
+   * coroutine whose parent already holds this pool.
+   *
+   * @throws NullPointerException if {@code task} is null
+   * @throws PoolClosedException if the pool is shut down
+   * @throws java.util.concurrent.RejectedExecutionException if the lane is closed
+   */
+  void executeAdmitted(Runnable task);
+
+  /**
    * Runs the task on this lane after the delay (a delay {@code <= 0} means now). The task goes
-   * through the pool's shared timer and re-enters the lane when due; tasks with equal delays
+   * through the pool's shared timer and re-enters the lane when due, as admitted work; scheduling it
+   * does not admit the lane (guarantee 7: timers take no thread until due); tasks with equal delays
    * scheduled from one thread run in submission order. Cancelling the returned future removes the
    * task at once.
    *

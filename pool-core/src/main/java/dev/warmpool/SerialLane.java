@@ -8,37 +8,64 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 
 /**
  * The serial lane behind {@link WorkerPool#newSerialExecutor()}.
  *
  * <h2>Implementation notes</h2>
- * {@code wip} counts tasks offered and not yet consumed, plus one for each pending close. Offer
- * happens before increment, so a drain that sees {@code wip > 0} finds a task (or a close's phantom
- * count). Whoever moves {@code wip} from 0 to 1 owns the next drain: it dispatches the lane to the
- * pool as one carrier task ({@link #DRAIN}), which the pool does not count; the lane counts each of
- * its own tasks instead. While a drain is active or the lane waits in line, {@code wip > 0}, so no
- * second dispatch happens: a lane holds at most one worker or one place in line.
+ * A lane is a task queue plus one flag, {@code scheduled}: whoever sets it (false to true) dispatches
+ * the lane to the pool as one carrier task ({@link #KIND}), which the pool does not count; the lane
+ * counts each of its own tasks instead. The carrier drains the queue on a worker; when it finds the
+ * queue empty it clears the flag and then looks once more (publish, then check), so a task offered
+ * meanwhile is never stranded. So a lane holds at most one seat or one place in line.
  *
- * <p>Admission: until the lane's first dispatch is accepted, submissions are serialized on the lane's
- * monitor, so a rejection concerns exactly the caller's own task. Afterwards ({@code admitted}) the
- * lane dispatches in the pool's ADMITTED mode, which waits in line rather than rejecting.
+ * <p><b>Admission.</b> Until one of the lane's own dispatches has been accepted, {@link #execute}
+ * calls are serialized on {@code admission}, and the first one dispatches in the caller's mode, so a
+ * rejection concerns exactly the caller's task: it is taken back out of the queue before the
+ * exception is thrown. Anything else queued meanwhile (a due delayed task, which is admitted work)
+ * is dispatched again as admitted. Once admitted, the lane dispatches in
+ * {@link Mode#ADMITTED}: it waits in line rather than being rejected. Scheduling a delayed task does
+ * not admit the lane; the task itself is admitted work when due.
+ *
+ * <p><b>Shutdown.</b> {@code shutdownNow} hands back the queue of a lane waiting for a worker, and
+ * that of a lane a worker is draining ({@link Worker#lane}). A lane that a worker picks up at the
+ * very moment of {@code shutdownNow} may still run its queued tasks: they were taken with the
+ * carrier, as a plain task taken by a worker runs.
  */
 final class SerialLane implements SerialExecutor {
   /** Tasks a lane runs before yielding its worker, if others wait in line. */
   static final int BUDGET = 128;
 
-  static final Consumer<Object> DRAIN = lane -> ((SerialLane) lane).drain();
+  /** The lane's carrier: drains the lane; handed back as the lane's queued tasks. */
+  static final TaskKind KIND = new TaskKind() {
+    @Override
+    void run(Object arg, Worker worker) {
+      ((SerialLane) arg).drain(worker);
+    }
+
+    @Override
+    void handBack(Object arg, List<Runnable> out) {
+      SerialLane lane = (SerialLane) arg;
+      lane.handBackQueued(out);
+      lane.scheduled.set(false);
+    }
+
+    @Override
+    boolean countsAsTask() {
+      return false;
+    }
+  };
 
   private final BoundedPool pool;
   private final ConcurrentLinkedQueue<Runnable> queue = new ConcurrentLinkedQueue<>();
-  private final AtomicInteger wip = new AtomicInteger();
+  private final AtomicBoolean scheduled = new AtomicBoolean();
   private final Set<DelayedTask<?>> delayed = ConcurrentHashMap.newKeySet();
+  private final Object admission = new Object();
   private final Consumer<DelayedTask<?>> enterWhenDue = task -> {
     try {
-      enterAdmitted(task);
+      enter(task);
     } catch (RejectedExecutionException terminated) {
       task.cancel(false); // the pool terminated before the task came due
     }
@@ -55,47 +82,74 @@ final class SerialLane implements SerialExecutor {
     AbstractWorkerPool.requireTask(task);
     checkOpen();
     if (!admitted) {
-      synchronized (this) {
+      synchronized (admission) {
         if (!admitted) {
           admit(task);
           return;
         }
       }
     }
-    enterAdmitted(task);
+    enter(task);
   }
 
-  /** Under the monitor, before the first accepted dispatch: nothing else is queued. */
+  @Override
+  public void executeAdmitted(Runnable task) {
+    AbstractWorkerPool.requireTask(task);
+    checkOpen();
+    admitted = true;
+    enter(task);
+  }
+
+  /** Under {@code admission}: the lane's first dispatch, in the caller's mode. */
   private void admit(Runnable task) {
     queue.offer(task);
-    wip.incrementAndGet();
-    pool.laneTaskAccepted(); // before the hand-off, so that no snapshot shows it completed first
+    pool.counters.submitted.increment(); // before the hand-off: no snapshot shows it completed first
+    if (!scheduled.compareAndSet(false, true)) {
+      return; // a due delayed task holds a place for the lane already: this task rides along
+    }
     try {
-      pool.dispatch(DRAIN, this, AbstractWorkerPool.ENQUEUE);
+      pool.dispatch(KIND, this, Mode.ENQUEUE);
     } catch (RuntimeException rejected) {
-      queue.poll();
-      wip.decrementAndGet();
-      pool.laneTaskCancelled();
+      if (queue.remove(task)) {
+        pool.withdrawn();
+      }
+      scheduled.set(false);
+      if (!queue.isEmpty()) {
+        scheduleAdmitted(); // what arrived meanwhile was admitted work
+      }
       throw rejected;
     }
     admitted = true;
   }
 
-  private void enterAdmitted(Runnable task) {
+  /** Admitted work: queue it and make sure the lane is dispatched. */
+  private void enter(Runnable task) {
     queue.offer(task);
-    pool.laneTaskAccepted();
-    if (wip.getAndIncrement() == 0) {
-      redispatch();
+    pool.counters.submitted.increment();
+    try {
+      scheduleAdmitted();
+    } catch (RejectedExecutionException terminated) {
+      if (queue.remove(task)) {
+        pool.withdrawn();
+      }
+      throw terminated;
+    }
+    if (pool.isTerminated() && queue.remove(task)) {
+      // The pool terminated between checkOpen and our offer, while another call held the lane.
+      pool.withdrawn();
+      throw new PoolClosedException("pool '" + pool.name() + "' is shut down");
     }
   }
 
-  private void redispatch() {
-    try {
-      pool.dispatch(DRAIN, this, AbstractWorkerPool.ADMITTED);
-    } catch (RejectedExecutionException terminated) {
-      // Only a terminated pool refuses admitted work; nothing can run these tasks any more.
-      discardPending();
-      throw terminated;
+  /** Dispatches the lane unless it is dispatched already; refused only by a terminated pool. */
+  private void scheduleAdmitted() {
+    if (scheduled.compareAndSet(false, true)) {
+      try {
+        pool.dispatch(KIND, this, Mode.ADMITTED);
+      } catch (RejectedExecutionException terminated) {
+        scheduled.set(false);
+        throw terminated;
+      }
     }
   }
 
@@ -107,31 +161,50 @@ final class SerialLane implements SerialExecutor {
   }
 
   /** Runs on a pool worker: runs queued tasks in order until the lane is empty or yields. */
-  private void drain() {
-    int ran = 0;
-    for (;;) {
-      Runnable t = queue.poll();
-      boolean handlerThrew = true;
-      try {
-        if (t != null) {
-          if (closed) {
-            pool.laneTaskCancelled();
-          } else {
-            pool.runLaneTask(t);
+  private void drain(Worker w) {
+    w.lane = this;
+    try {
+      int ran = 0;
+      for (;;) {
+        Runnable t = queue.poll();
+        if (t == null) {
+          scheduled.set(false);
+          if (queue.isEmpty() || !scheduled.compareAndSet(false, true)) {
+            return;
+          }
+          continue;
+        }
+        if (closed) {
+          pool.withdrawn();
+          continue;
+        }
+        runOne(t);
+        if (++ran >= BUDGET && pool.line.size() > 0) {
+          pool.dispatch(KIND, this, Mode.ADMITTED); // yield the worker: rejoin the end of the line
+          return;
+        }
+      }
+    } finally {
+      w.lane = null;
+    }
+  }
+
+  private void runOne(Runnable t) {
+    boolean returned = false;
+    try {
+      pool.runCounted(t);
+      returned = true;
+    } finally {
+      if (!returned) {
+        // The failure handler threw and this worker dies: the lane must not stall with it.
+        scheduled.set(false);
+        if (!queue.isEmpty()) {
+          try {
+            scheduleAdmitted();
+          } catch (RejectedExecutionException terminated) {
+            // nothing can run them any more; shutdownNow or close will account for them
           }
         }
-        handlerThrew = false;
-      } finally {
-        if (handlerThrew && wip.decrementAndGet() > 0) {
-          redispatch(); // this worker is dying; the lane's later tasks must not stall
-        }
-      }
-      if (wip.decrementAndGet() == 0) {
-        return;
-      }
-      if (++ran >= BUDGET && pool.line.size() > 0) {
-        redispatch(); // yield the worker and rejoin the end of the line
-        return;
       }
     }
   }
@@ -141,13 +214,9 @@ final class SerialLane implements SerialExecutor {
     AbstractWorkerPool.requireTask(task);
     Objects.requireNonNull(unit, "unit must not be null");
     checkOpen();
-    admitted = true; // a delayed task is admitted when scheduled
-    DelayedTask<Void> d = new DelayedTask<Void>(task, 0, enterWhenDue, pool.delayed, delayed);
-    if (delay <= 0) {
-      d.start(0); // still through the timer, so that it keeps its order among due tasks
-      return d;
-    }
-    return d.start(unit.toNanos(delay));
+    // Not an admission: the task takes no thread until it is due, and is admitted work then.
+    return new DelayedTask<Void>(task, 0, enterWhenDue, pool.delayed, delayed)
+        .start(delay <= 0 ? 0 : unit.toNanos(delay));
   }
 
   @Override
@@ -164,29 +233,15 @@ final class SerialLane implements SerialExecutor {
     for (DelayedTask<?> d : delayed) {
       d.cancel(false);
     }
-    // A phantom count: if no drain is active we own the lane and discard here; else the active
-    // drain discards the rest because closed is set.
-    if (wip.getAndIncrement() == 0) {
-      discardPending();
+    while (queue.poll() != null) {
+      pool.withdrawn(); // cancelled: it never ran and no longer counts as accepted
     }
   }
 
-  /** Called by the owner of the lane (wip > 0): drops every queued task until wip reaches 0. */
-  private void discardPending() {
-    do {
-      if (queue.poll() != null) {
-        pool.laneTaskCancelled();
-      }
-    } while (wip.decrementAndGet() > 0);
-  }
-
-  /** For shutdownNow: hands back the queued tasks of a lane that waits in line. */
-  void handBack(List<Runnable> out) {
-    do {
-      Runnable t = queue.poll();
-      if (t != null) {
-        out.add(t);
-      }
-    } while (wip.decrementAndGet() > 0);
+  /** For shutdownNow: hands back the tasks queued in this lane. */
+  void handBackQueued(List<Runnable> out) {
+    for (Runnable t; (t = queue.poll()) != null; ) {
+      out.add(t);
+    }
   }
 }

@@ -6,7 +6,6 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.Consumer;
 
 /**
  * A {@link WorkerPool} made of N independent sub-pools (ants' {@code MultiPool}), to spread
@@ -76,7 +75,7 @@ public final class ShardedPool extends AbstractWorkerPool {
     int best = 0;
     int bestBusy = Integer.MAX_VALUE;
     for (int i = 0; i < shards.length; i++) {
-      int busy = shards[i].busyCount();
+      int busy = shards[i].busy();
       if (busy < bestBusy) {
         best = i;
         bestBusy = busy;
@@ -86,28 +85,42 @@ public final class ShardedPool extends AbstractWorkerPool {
   }
 
   @Override
-  boolean dispatch(Consumer<Object> fn, Object arg, int mode) {
+  boolean dispatch(TaskKind kind, Object arg, Mode mode) {
     int first = pick();
-    if (shards.length == 1 || mode == ADMITTED) {
-      return shards[first].dispatch(fn, arg, mode);
+    if (shards.length == 1 || mode == Mode.ADMITTED) {
+      return shards[first].dispatch(kind, arg, mode);
     }
-    for (int i = 0; i < shards.length; i++) {
-      if (shards[(first + i) % shards.length].dispatch(fn, arg, PROBE)) {
-        return true;
-      }
-    }
-    return shards[first].dispatch(fn, arg, mode);
+    int taker = probe(first, kind, arg);
+    return taker >= 0 || shards[first].dispatch(kind, arg, mode);
   }
 
   @Override
-  boolean dispatchTimed(Consumer<Object> fn, Object arg, long nanos) throws InterruptedException {
+  TaskHandle enqueue(TaskKind kind, Object arg, Mode mode) {
     int first = pick();
     for (int i = 0; i < shards.length; i++) {
-      if (shards[(first + i) % shards.length].dispatch(fn, arg, PROBE)) {
-        return true;
+      BoundedPool shard = shards[(first + i) % shards.length];
+      if (shard.hasFreeSeat()) { // a hint only: the shard still decides
+        return shard.enqueue(kind, arg, mode);
       }
     }
-    return shards[first].dispatchTimed(fn, arg, nanos);
+    return shards[first].enqueue(kind, arg, mode);
+  }
+
+  @Override
+  boolean dispatchTimed(TaskKind kind, Object arg, long nanos) throws InterruptedException {
+    int first = pick();
+    return probe(first, kind, arg) >= 0 || shards[first].dispatchTimed(kind, arg, nanos);
+  }
+
+  /** Offers the task to each shard once, starting at {@code first}; returns the taker or -1. */
+  private int probe(int first, TaskKind kind, Object arg) {
+    for (int i = 0; i < shards.length; i++) {
+      int s = (first + i) % shards.length;
+      if (shards[s].dispatch(kind, arg, Mode.PROBE)) {
+        return s;
+      }
+    }
+    return -1;
   }
 
   @Override

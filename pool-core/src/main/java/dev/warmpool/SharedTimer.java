@@ -7,12 +7,14 @@ import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * The one timer thread shared by all pools: it holds delayed tasks and pools' cleaners in a binary
- * heap ordered by deadline and fires each when due. Firing must be short: delayed user tasks are
- * only handed to their pool here, never run.
+ * heap ordered by deadline and fires each when due. Firing must be short and must run no user code:
+ * delayed user tasks are only handed to their pool here, never run, and a worker start they need is
+ * handed on to {@link ThreadStarter#ASYNC} (see {@link #isTimerThread()}).
  *
  * <p>The thread is a daemon, started on the first schedule and gone once the heap has stayed empty
- * for {@link #LINGER_NANOS}. Each task knows its heap index, so cancelling removes it at once in
- * O(log n) rather than leaving it to rot until its deadline.
+ * for {@link #LINGER_NANOS}, also when its last task was cancelled rather than fired. Each task
+ * knows its heap index, so cancelling removes it at once in O(log n) rather than leaving it to rot
+ * until its deadline.
  */
 final class SharedTimer {
   static final SharedTimer INSTANCE = new SharedTimer();
@@ -37,6 +39,19 @@ final class SharedTimer {
   private long nextSeq;
   private Thread thread;
 
+  /** The timer's thread, a type of its own so that code can tell it is on it. */
+  private static final class TimerThread extends Thread {
+    TimerThread(Runnable loop) {
+      super(loop, "warmpool-timer");
+      setDaemon(true);
+    }
+  }
+
+  /** Whether the calling thread is a timer thread, where no user code may run. */
+  static boolean isTimerThread() {
+    return Thread.currentThread() instanceof TimerThread;
+  }
+
   /** Schedules (or reschedules) the task for {@code deadline} in {@link System#nanoTime()} terms. */
   void schedule(Task t, long deadline) {
     lock.lock();
@@ -53,9 +68,14 @@ final class SharedTimer {
       heap[t.index] = t;
       siftUp(t.index);
       if (thread == null) {
-        thread = new Thread(this::loop, "warmpool-timer");
-        thread.setDaemon(true);
-        thread.start();
+        Thread fresh = new TimerThread(this::loop);
+        try {
+          fresh.start();
+        } catch (Throwable failure) { // no native thread: the task stays due, the next schedule retries
+          removeAt(t.index);
+          throw failure;
+        }
+        thread = fresh;
       } else if (heap[0] == t) {
         changed.signal();
       }
@@ -71,9 +91,13 @@ final class SharedTimer {
       if (t.index < 0) {
         return false;
       }
+      boolean wasFirst = t.index == 0;
       removeAt(t.index);
       if (size < heap.length / 4 && heap.length > 16) {
         heap = Arrays.copyOf(heap, heap.length / 2);
+      }
+      if (wasFirst) {
+        changed.signal(); // the thread may sleep until the cancelled deadline; let it re-plan
       }
       return true;
     } finally {

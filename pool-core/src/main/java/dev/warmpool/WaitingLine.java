@@ -1,37 +1,77 @@
 package dev.warmpool;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.locks.ReentrantLock;
-import java.util.function.Consumer;
+import java.util.function.BooleanSupplier;
 
 /**
- * The FIFO line of work waiting for a worker in blocking mode: callers blocked in {@code execute}
- * (an entry with a {@code caller}) and accepted tasks or lanes waiting without a thread (no caller).
+ * The FIFO line of work waiting for a seat: callers blocked in {@code execute} (an entry with a
+ * {@code caller}) and accepted tasks or lanes waiting without a thread (no caller).
  *
  * <p>The line is the slow path, so it is a doubly linked list guarded by one lock, which makes
- * cancellation O(1) and every state change atomic with the list change. {@link #size()} is a volatile
- * read so that workers can check for waiters without taking the lock.
+ * withdrawal O(1) and every state change atomic with the list change. {@link #size()} is a volatile
+ * read so that workers and submitters can check for waiters without taking the lock.
  *
- * <p>An entry's state moves under the lock: {@code WAITING -> TAKEN} (a worker took it),
- * {@code WAITING -> CANCELLED} (timeout, interrupt or shutdownNow), {@code WAITING -> CLOSED} (the
- * pool shut down while a caller waited), or {@code WAITING -> CLAIMED} when a new worker is being
- * started for it; the claimant then resolves it to {@code TAKEN} (the thread started) or back to
- * {@code WAITING} at the head of the line ({@code CLOSED} for a caller if the line closed meanwhile).
+ * <p>An entry is also the {@link TaskHandle} of its task. Its states:
+ * <pre>
+ *   WAITING -> TAKEN      it got a seat (under the lock; it is queued for a worker or run at once)
+ *   WAITING -> CANCELLED  withdrawn: its handle, a caller's timeout or interrupt (under the lock)
+ *   WAITING -> CLOSED     shutdown woke its blocked caller, or shutdownNow handed its task back
+ *   TAKEN   -> STARTED    a worker is about to run it (CAS)
+ *   TAKEN   -> CANCELLED  withdrawn by its handle while queued; the worker that reaches it skips it
+ *   TAKEN   -> CLOSED     handed back by shutdownNow (CAS)
+ * </pre>
  */
 final class WaitingLine {
   static final int WAITING = 0;
   static final int TAKEN = 1;
-  static final int CANCELLED = 2;
-  static final int CLOSED = 3;
-  static final int CLAIMED = 4;
+  static final int STARTED = 2;
+  static final int CANCELLED = 3;
+  static final int CLOSED = 4;
 
-  static final int OFFERED = 0;
-  static final int FULL = 1;
-  static final int REFUSED = 2;
+  /** The outcome of {@link #offer}. */
+  enum Offer {
+    LINKED,
+    FULL,
+    REFUSED
+  }
 
-  static final class Entry {
-    final Consumer<Object> fn;
+  /** A place in line, and the handle of its task. */
+  static final class Entry implements TaskHandle {
+    private static final VarHandle STATE;
+
+    static {
+      try {
+        STATE = MethodHandles.lookup().findVarHandle(Entry.class, "state", int.class);
+      } catch (ReflectiveOperationException e) {
+        throw new ExceptionInInitializerError(e);
+      }
+    }
+
+    /** The kind under which an entry travels through the run queue: it runs unless withdrawn. */
+    static final TaskKind KIND = new TaskKind() {
+      @Override
+      void run(Object arg, Worker worker) {
+        Entry e = (Entry) arg;
+        if (STATE.compareAndSet(e, TAKEN, STARTED)) {
+          e.kind.run(e.arg, worker);
+        }
+      }
+
+      @Override
+      void handBack(Object arg, List<Runnable> out) {
+        Entry e = (Entry) arg;
+        if (STATE.compareAndSet(e, TAKEN, CLOSED)) {
+          e.kind.handBack(e.arg, out);
+        }
+      }
+    };
+
+    final BoundedPool pool;
+    final TaskKind kind;
     final Object arg;
     final Thread caller;
     volatile int state;
@@ -40,10 +80,47 @@ final class WaitingLine {
     Entry prev;
     Entry next;
 
-    Entry(Consumer<Object> fn, Object arg, Thread caller) {
-      this.fn = fn;
+    Entry(BoundedPool pool, TaskKind kind, Object arg, Thread caller, int state) {
+      this.pool = pool;
+      this.kind = kind;
       this.arg = arg;
       this.caller = caller;
+      this.state = state;
+    }
+
+    @Override
+    public boolean cancel() {
+      for (;;) {
+        int s = state;
+        if (s == WAITING) {
+          if (pool.withdraw(this)) {
+            return true;
+          }
+        } else if (s == TAKEN) {
+          if (STATE.compareAndSet(this, TAKEN, CANCELLED)) {
+            pool.withdrawn();
+            return true;
+          }
+        } else {
+          return false;
+        }
+      }
+    }
+
+    @Override
+    public boolean isCancelled() {
+      return state == CANCELLED;
+    }
+
+    @Override
+    public String toString() {
+      return "TaskHandle[" + switch (state) {
+        case WAITING -> "waiting";
+        case TAKEN -> "queued";
+        case STARTED -> "started";
+        case CANCELLED -> "cancelled";
+        default -> "handed back";
+      } + "]";
     }
   }
 
@@ -51,7 +128,7 @@ final class WaitingLine {
   private Entry head;
   private Entry tail;
   private volatile int size;
-  /** Accessed only under lock: set by shutdown; only already-admitted work may still join. */
+  /** Accessed only under lock: set by shutdown; only admitted work may still join. */
   private boolean closed;
   /** Accessed only under lock: set when the pool terminates; nothing may join. */
   private boolean terminated;
@@ -61,66 +138,26 @@ final class WaitingLine {
   }
 
   /**
-   * Appends the entry unless the line holds {@code bound} entries already ({@link #FULL}) or is
-   * closed to it ({@link #REFUSED}): closed lines take only admitted work, terminated lines nothing.
+   * Appends the entry unless the line holds {@code bound} entries already or is closed to it
+   * (closed lines take only admitted work, terminated lines nothing).
    */
-  int offer(Entry e, int bound, boolean admitted) {
+  Offer offer(Entry e, int bound, boolean admitted) {
     lock.lock();
     try {
       if (terminated || (closed && !admitted)) {
-        return REFUSED;
+        return Offer.REFUSED;
       }
       if (size >= bound) {
-        return FULL;
+        return Offer.FULL;
       }
       link(e);
-      return OFFERED;
+      return Offer.LINKED;
     } finally {
       lock.unlock();
     }
   }
 
-  /**
-   * Puts a CLAIMED entry whose worker could not start back at the head, keeping its place; a
-   * blocked caller's entry is CLOSED instead if the line closed meanwhile.
-   */
-  void requeueFirst(Entry e) {
-    lock.lock();
-    try {
-      if (closed && e.caller != null) {
-        e.state = CLOSED;
-        return;
-      }
-      e.state = WAITING;
-      e.next = head;
-      if (head == null) {
-        tail = e;
-      } else {
-        head.prev = e;
-      }
-      head = e;
-      size++;
-    } finally {
-      lock.unlock();
-    }
-  }
-
-  /** Takes the head entry for a worker about to be started (marking it CLAIMED), or null. */
-  Entry claim() {
-    lock.lock();
-    try {
-      Entry e = head;
-      if (e != null) {
-        unlink(e);
-        e.state = CLAIMED;
-      }
-      return e;
-    } finally {
-      lock.unlock();
-    }
-  }
-
-  /** Takes the head entry (marking it TAKEN), or returns null if the line is empty. */
+  /** Takes the head entry (marking it TAKEN: it now holds a seat), or returns null. */
   Entry poll() {
     lock.lock();
     try {
@@ -135,7 +172,7 @@ final class WaitingLine {
     }
   }
 
-  /** Removes a waiting entry; false if a worker already took it or the pool closed it. */
+  /** Removes a waiting entry; false if it already got a seat or left the line. */
   boolean cancel(Entry e) {
     lock.lock();
     try {
@@ -171,7 +208,7 @@ final class WaitingLine {
     }
   }
 
-  /** Removes every remaining entry, marked CANCELLED, in line order. */
+  /** Removes every remaining entry, marked CLOSED, in line order. */
   List<Entry> drain() {
     lock.lock();
     try {
@@ -179,7 +216,7 @@ final class WaitingLine {
       while (head != null) {
         Entry e = head;
         unlink(e);
-        e.state = CANCELLED;
+        e.state = CLOSED;
         all.add(e);
       }
       return all;
@@ -192,7 +229,7 @@ final class WaitingLine {
    * Runs {@code terminate} and marks the line terminated if the line is empty and {@code terminate}
    * returns true; atomic with respect to offers.
    */
-  boolean terminateIfEmpty(java.util.function.BooleanSupplier terminate) {
+  boolean terminateIfEmpty(BooleanSupplier terminate) {
     lock.lock();
     try {
       if (size != 0 || !terminate.getAsBoolean()) {

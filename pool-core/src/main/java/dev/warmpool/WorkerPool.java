@@ -118,15 +118,30 @@ public interface WorkerPool extends ScheduledExecutorService, AutoCloseable {
   boolean tryExecute(Runnable task, Duration timeout) throws InterruptedException;
 
   /**
-   * Accepts the task without ever blocking the caller. Blocking mode: if no worker can take it now,
-   * the task waits in line (no thread is held) and runs when its turn comes. Nonblocking mode: like
-   * {@link #execute}.
+   * Accepts the task without ever blocking the caller. Blocking mode: if no seat is free now, the
+   * task waits in line (no thread is held) and runs when its turn comes. Nonblocking mode: like
+   * {@link #execute}. The returned handle withdraws the task if it has not started.
    *
+   * @return the task's handle; {@link TaskHandle#cancel()} withdraws it from the line at once
    * @throws NullPointerException if {@code task} is null
-   * @throws PoolOverloadedException if nonblocking and every worker is busy, or the line is full
+   * @throws PoolOverloadedException if nonblocking and every seat is taken, or the line is full
+   * @throws PoolClosedException if the pool is shut down
+   * @throws java.util.concurrent.RejectedExecutionException if a worker thread needed for the task
+   *     cannot be created (cause attached)
+   */
+  TaskHandle enqueue(Runnable task);
+
+  /**
+   * Accepts the task like {@link #enqueue} and never blocks the caller (unlike
+   * {@link java.util.concurrent.AbstractExecutorService}'s, which calls {@code execute}): in
+   * blocking mode the task waits in line without a thread. Cancelling the future withdraws a task
+   * that has not started from the line at once (remove on cancel).
+   *
+   * @throws PoolOverloadedException if nonblocking and every seat is taken, or the line is full
    * @throws PoolClosedException if the pool is shut down
    */
-  void enqueue(Runnable task);
+  @Override
+  <T> java.util.concurrent.Future<T> submit(java.util.concurrent.Callable<T> task);
 
   /**
    * Returns a new serial lane over this pool: an executor whose tasks run one at a time, in

@@ -310,11 +310,11 @@ class ExpiryTest {
 
     eventually().untilAsserted(() -> assertThat(pool.stats().workers()).isZero());
     awaitNoThreadsOf(pool.name());
-    long runs = pool.cleanerRuns.sum();
+    long runs = pool.cleaner.runs.sum();
     assertThat(runs).as("cleaner runs that retired the workers").isPositive();
 
     Thread.sleep(500); // ten times maxIdle: a cleaner still scheduled would have run by now
-    assertThat(pool.cleanerRuns.sum()).isEqualTo(runs);
+    assertThat(pool.cleaner.runs.sum()).isEqualTo(runs);
   }
 
   @Test
@@ -322,12 +322,12 @@ class ExpiryTest {
     Duration maxIdle = Duration.ofMillis(100);
     BoundedPool pool = (BoundedPool) fixture.pool("rare", b -> b.capacity(2).maxIdle(maxIdle));
     long start = System.nanoTime();
-    long runsBefore = pool.cleanerRuns.sum();
+    long runsBefore = pool.cleaner.runs.sum();
     for (int i = 0; i < 200; i++) { // about a second of one task per 5 ms
       pool.execute(() -> { });
       LockSupport.parkNanos(5_000_000);
     }
-    long runs = pool.cleanerRuns.sum() - runsBefore;
+    long runs = pool.cleaner.runs.sum() - runsBefore;
     long elapsedMaxIdles = (System.nanoTime() - start) / maxIdle.toNanos() + 1;
 
     // The design allows at most 16 runs per maxIdle while workers wind down; a hot pool with

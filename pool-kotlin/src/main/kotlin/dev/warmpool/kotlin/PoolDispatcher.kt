@@ -1,13 +1,11 @@
 package dev.warmpool.kotlin
 
-import dev.warmpool.PoolOverloadedException
 import dev.warmpool.SerialExecutor
 import dev.warmpool.WorkerPool
 import java.lang.ref.WeakReference
 import java.util.WeakHashMap
 import java.util.concurrent.ConcurrentHashMap
 import java.util.concurrent.RejectedExecutionException
-import java.util.concurrent.TimeUnit
 import kotlin.coroutines.CoroutineContext
 import kotlinx.coroutines.CancellationException
 import kotlinx.coroutines.CoroutineDispatcher
@@ -33,9 +31,8 @@ import kotlinx.coroutines.cancel
  * `withContext` on this same dispatcher) run their block as a new job that starts undispatched and is
  * first dispatched on a *resume*; no public API tells such a job from a new child coroutine. So a job
  * whose ancestor already holds a unit of this pool is part of that admitted work and is never rejected:
- * its lane is admitted normally when the pool can take it; when the pool is full, the lane is
- * admitted the only other way the core offers, by scheduling a delayed task on it (a delayed task is
- * admitted when scheduled), which is cancelled at once, and the block then enters the admitted lane.
+ * its lane is admitted through the core's explicit admission ([SerialExecutor.executeAdmitted]): the
+ * block waits its turn when the pool is full, and is never rejected.
  * Without this, a `withTimeout { channel.receive() }` inside a running pool coroutine could be
  * rejected on resume.
  *
@@ -186,12 +183,7 @@ internal class PoolDispatcher private constructor(val pool: WorkerPool) : Corout
          * admitted by a delayed task that is cancelled before it can run, so the block waits in line.
          */
         fun admitInherited(block: Runnable) {
-            try {
-                lane.execute(block)
-            } catch (full: PoolOverloadedException) {
-                lane.schedule(NOTHING, 1, TimeUnit.DAYS).cancel(false)
-                lane.execute(block) // admitted now: waits its turn, or throws if the pool shut down
-            }
+            lane.executeAdmitted(block) // waits its turn, or throws if the pool shut down
         }
 
         override fun invoke(cause: Throwable?) {
@@ -200,8 +192,6 @@ internal class PoolDispatcher private constructor(val pool: WorkerPool) : Corout
     }
 
     companion object {
-        private val NOTHING = Runnable {}
-
         /** One dispatcher per pool while anything uses it, so that units are shared by all callers. */
         private val instances = WeakHashMap<WorkerPool, WeakReference<PoolDispatcher>>()
 

@@ -35,7 +35,9 @@ fun main() {
     // to tell the adapter's cost from the core's hand-off cost.
     val bare = WorkerPool.builder().name("bare").capacity(capacity).build()
     val bareDispatcher = object : CoroutineDispatcher() {
-        override fun dispatch(context: CoroutineContext, block: Runnable) = bare.enqueue(block)
+        override fun dispatch(context: CoroutineContext, block: Runnable) {
+            bare.enqueue(block)
+        }
     }
     val candidates: List<Pair<String, CoroutineDispatcher>> = listOf(
         "warmpool asCoroutineDispatcher()" to pool.asCoroutineDispatcher(),

@@ -1,0 +1,58 @@
+package dev.warmpool;
+
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * Retires workers idle longer than {@code maxIdle}: a {@link SharedTimer} task that is scheduled
+ * only while the pool has workers.
+ *
+ * <p>The idle stack is ordered by last use, so the stale workers are its bottom; one run removes
+ * them in a batch (binary search) and gives their slots back at once, before their threads even
+ * wake, so an idle pool never rejects because a worker is expiring. Each run reschedules itself at
+ * the oldest remaining worker's expiry, but no sooner than {@code maxIdle/16} later, so a wind-down
+ * costs at most 16 runs per {@code maxIdle} and a worker is retired within
+ * {@code maxIdle + maxIdle/16} plus timer latency. Runs on the timer thread: it only unparks.
+ */
+final class Cleaner extends SharedTimer.Task {
+  private final BoundedPool pool;
+  private final long maxIdleNanos;
+  /** Accessed only under synchronized(this). */
+  private boolean scheduled;
+  /** Runs so far; for tests that check the cleaner stays quiet. */
+  final LongAdder runs = new LongAdder();
+
+  Cleaner(BoundedPool pool, long maxIdleNanos) {
+    this.pool = pool;
+    this.maxIdleNanos = maxIdleNanos;
+  }
+
+  @Override
+  void fire() {
+    synchronized (this) {
+      scheduled = false;
+    }
+    runs.increment();
+    pool.retireIdleSince(pool.ticker.read() - maxIdleNanos);
+    update();
+  }
+
+  /**
+   * Makes the schedule match the pool: scheduled iff it is running and has workers. Every decision
+   * re-reads the pool under this monitor, so the last caller's view wins.
+   */
+  void update() {
+    synchronized (this) {
+      boolean wanted = pool.workers() > 0 && pool.isRunning();
+      if (wanted && !scheduled) {
+        long oldest = pool.idle.oldestLastUsed();
+        long delay = oldest == Long.MAX_VALUE
+            ? maxIdleNanos : oldest + maxIdleNanos - pool.ticker.read();
+        SharedTimer.INSTANCE.schedule(this, System.nanoTime() + Math.max(delay, maxIdleNanos / 16));
+        scheduled = true; // only once the timer holds it: a failed schedule is retried next time
+      } else if (!wanted && scheduled) {
+        scheduled = false;
+        SharedTimer.INSTANCE.cancel(this);
+      }
+    }
+  }
+}

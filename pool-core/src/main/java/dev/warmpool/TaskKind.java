@@ -1,0 +1,51 @@
+package dev.warmpool;
+
+import java.util.List;
+import java.util.function.Consumer;
+
+/**
+ * What a queued argument is: each accepted task travels as a kind and an argument, so that queueing a
+ * plain {@link Runnable} or a {@link FuncPool} argument allocates nothing. A kind knows how to run its
+ * argument on a worker (and what to count) and how to hand it back on {@code shutdownNow()}.
+ */
+abstract class TaskKind {
+
+  /** Runs the argument on the current worker and counts what it ran. */
+  abstract void run(Object arg, Worker worker);
+
+  /** Adds to {@code out} what the argument would have run; part of {@code shutdownNow()}. */
+  abstract void handBack(Object arg, List<Runnable> out);
+
+  /** Whether accepting it counts one task; a lane's carrier does not (the lane counts its own). */
+  boolean countsAsTask() {
+    return true;
+  }
+
+  /** A plain {@link Runnable}: counted as one task, handed back as itself. */
+  static final TaskKind RUNNABLE = new TaskKind() {
+    @Override
+    void run(Object arg, Worker worker) {
+      worker.pool.runCounted((Runnable) arg);
+    }
+
+    @Override
+    void handBack(Object arg, List<Runnable> out) {
+      out.add((Runnable) arg);
+    }
+  };
+
+  /** A function applied to each argument (a {@link FuncPool}): counted as one task per argument. */
+  static TaskKind of(Consumer<Object> function) {
+    return new TaskKind() {
+      @Override
+      void run(Object arg, Worker worker) {
+        worker.pool.runCounted(function, arg);
+      }
+
+      @Override
+      void handBack(Object arg, List<Runnable> out) {
+        out.add(() -> function.accept(arg));
+      }
+    };
+  }
+}

@@ -1,0 +1,161 @@
+package dev.warmpool;
+
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Starts worker threads and keeps track of them: the slot count (live workers, from reservation to
+ * exit), the calls to the user's {@link ThreadFactory}, what a failed start undoes, and the set of
+ * started threads that {@code shutdownNow} interrupts and {@code awaitTermination} joins.
+ *
+ * <h2>Hostile factories</h2>
+ * A factory may throw, return null, return a thread that was already started, or block. The first
+ * two fail the start. A thread that cannot be started ({@code start()} throws) fails it only if the
+ * worker has not begun to run: a factory that started the thread itself may be running the worker
+ * already, and then the start counts as a success ({@link Worker#abandon} decides, once). A blocking
+ * factory blocks only the caller that needed the thread.
+ *
+ * <h2>Never on the timer thread</h2>
+ * The shared timer thread must run no user code, and a factory is user code. A start needed there
+ * is handed to {@link #ASYNC}, a small cached pool of our own daemon threads, so that one pool's slow
+ * factory delays neither other pools' timers nor any cleaner.
+ */
+final class ThreadStarter {
+  /** Runs worker starts that were needed on the timer thread; its threads run no user task. */
+  static final Executor ASYNC = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 10, TimeUnit.SECONDS,
+      new SynchronousQueue<>(), r -> {
+        Thread t = new Thread(r, "warmpool-starter");
+        t.setDaemon(true);
+        return t;
+      });
+
+  private final ThreadFactory factory;
+  private final PoolCounters counters;
+  private final AtomicInteger slots = new AtomicInteger();
+  /** Workers whose thread may be alive; a worker leaves when its thread is known to have ended. */
+  private final Set<Worker> started = ConcurrentHashMap.newKeySet();
+
+  ThreadStarter(ThreadFactory factory, PoolCounters counters) {
+    this.factory = factory;
+    this.counters = counters;
+  }
+
+  /** Live workers, counted from the reservation of their slot until they exit. */
+  int workers() {
+    return slots.get();
+  }
+
+  /** Reserves a slot for a new worker if fewer than {@code capacity} are taken. */
+  boolean tryReserve(int capacity) {
+    for (int n = slots.get(); n < capacity; n = slots.get()) {
+      if (slots.compareAndSet(n, n + 1)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Gives a worker's slot back; returns the number of slots left. */
+  int release() {
+    return slots.decrementAndGet();
+  }
+
+  /** Takes the slot of a surplus worker if more than {@code capacity} are taken. */
+  boolean tryReleaseSurplus(int capacity) {
+    for (int n = slots.get(); n > capacity; n = slots.get()) {
+      if (slots.compareAndSet(n, n - 1)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Starts the worker's thread in a reserved slot. On failure gives the slot back and returns the
+   * cause; the worker will never run.
+   */
+  Throwable start(Worker w) {
+    Thread t;
+    try {
+      t = factory.newThread(w);
+      if (t == null) {
+        throw new NullPointerException("thread factory returned null");
+      }
+    } catch (Throwable failure) {
+      w.abandon();
+      release();
+      return failure;
+    }
+    w.thread = t;
+    started.add(w);
+    try {
+      t.start();
+    } catch (Throwable failure) {
+      if (w.abandon()) {
+        started.remove(w);
+        release();
+        return failure;
+      }
+      // The factory started the thread itself and it is running our worker: a success.
+    }
+    counters.workersStarted.increment();
+    prune();
+    return null;
+  }
+
+  /** Forgets workers whose thread has ended, once they clearly outnumber the live ones. */
+  private void prune() {
+    if (started.size() > 2 * slots.get() + 16) {
+      started.removeIf(ThreadStarter::ended);
+    }
+  }
+
+  /** Only a thread that ran and ended; a thread not yet started is not ended. */
+  private static boolean ended(Worker w) {
+    return w.isAbandoned() || w.thread.getState() == Thread.State.TERMINATED;
+  }
+
+  /** Visits every worker whose thread may be alive. */
+  void forEachWorker(java.util.function.Consumer<Worker> action) {
+    started.forEach(action);
+  }
+
+  /** Interrupts every started worker thread, also one whose start is still in progress. */
+  void interruptAll() {
+    for (Worker w : started) {
+      w.thread.interrupt();
+    }
+  }
+
+  /** Waits until every started worker thread has ended, at most until {@code deadline}. */
+  boolean joinAll(long deadline) throws InterruptedException {
+    for (Worker w : started) {
+      Thread t = w.thread;
+      while (!ended(w)) {
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+          return false;
+        }
+        if (t.getState() == Thread.State.NEW) {
+          // A start in progress: join returns at once on an unstarted thread.
+          TimeUnit.MILLISECONDS.sleep(Math.min(1, TimeUnit.NANOSECONDS.toMillis(left) + 1));
+        } else {
+          TimeUnit.NANOSECONDS.timedJoin(t, left);
+        }
+      }
+      started.remove(w);
+    }
+    return true;
+  }
+
+  /** Whether the calling thread may run user code such as a factory (the timer thread may not). */
+  static boolean mayStartHere() {
+    return !SharedTimer.isTimerThread();
+  }
+}
