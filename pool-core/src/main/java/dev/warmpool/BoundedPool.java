@@ -351,7 +351,15 @@ final class BoundedPool extends AbstractWorkerPool {
    */
   void signalWork() {
     for (;;) {
-      if (spinning.get() != 0 || runQueue.isEmpty() || !spinning.compareAndSet(0, 1)) {
+      if (spinning.get() != 0 || runQueue.isEmpty()) {
+        return;
+      }
+      if (idle.size() == 0 && starter.workers() >= capacity) {
+        // Nobody to wake or start: every worker is running (or about to park, and a parking
+        // worker reads the queue after its push, or exiting, and it reads it after its release).
+        return;
+      }
+      if (!spinning.compareAndSet(0, 1)) {
         return;
       }
       Worker w = idle.pop();

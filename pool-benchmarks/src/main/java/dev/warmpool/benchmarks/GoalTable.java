@@ -1,0 +1,654 @@
+package dev.warmpool.benchmarks;
+
+import dev.warmpool.PoolStats;
+import dev.warmpool.WorkerPool;
+import io.reactivex.rxjava3.core.Flowable;
+import io.reactivex.rxjava3.core.Single;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ForkJoinPool;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+import org.HdrHistogram.Histogram;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
+
+/**
+ * The goal table of issue 10 ("Performance goals") measured in one JVM: every shape except the
+ * Kotlin round trips (see {@code RoundTripComparison.kt} in pool-kotlin). Peers are interleaved
+ * round by round (round r: for each shape, warmpool, then each peer); the first {@code warmup}
+ * rounds are discarded and the table gives the median of the other {@code rounds}. Uses only
+ * warmpool's public API (the builder, {@code execute}, {@code stats()} and the adapters'
+ * {@code PoolSchedulers}).
+ *
+ * <ol>
+ *   <li>tiny tasks (empty Runnable), 1 producer, capacity 2: vs {@code TPE fixed 2 + LinkedBlockingQueue},
+ *       {@code ForkJoinPool(2)}, {@code TPE(0,2,60s,SynchronousQueue)} whose rejection handler does
+ *       a blocking {@code put}. The producer submits batches of 1000 and waits for each batch to
+ *       complete ({@link Batch}) for {@code 500 ms x scale}; tasks completed per second.</li>
+ *   <li>the same at capacity 64, with 1 and with 2 producers: vs fixed(64) + LinkedBlockingQueue.</li>
+ *   <li>Reactor: {@code 200k x scale} {@code Mono.fromCallable(..).subscribeOn(s)} merged by
+ *       {@code Flux.range(..).flatMap(.., 64)}, capacity 20: vs {@code fromExecutorService(fixed 20)}
+ *       and {@code newBoundedElastic(20, Integer.MAX_VALUE, "be")}; items per second.</li>
+ *   <li>RxJava: the same with {@code Single} and {@code flatMapSingle(.., false, 64)}: vs
+ *       {@code Schedulers.from(fixed 20)} and {@code Schedulers.io()}.</li>
+ *   <li>latency, one task outstanding, capacity 2, submit-to-run time: gap 0 p50
+ *       ({@code 20000 x scale} samples, or as many as fit in {@code 1 s x scale}, at least 1000) and
+ *       gap 1 ms (the producer sleeps, so workers park) p99 ({@code 1500 x scale} samples): vs jboss
+ *       {@code EnhancedQueueExecutor}, fixed(2), cached TPE; also against the best of them.</li>
+ *   <li>threads: a stream of {@code 1M x scale} tiny tasks submitted back to back by 1 producer
+ *       (cut short after {@code 3 s x scale}; the count is reported), then awaited, on a fresh pool
+ *       of capacity 64 each round: {@code stats().workersStarted()}, the peak of
+ *       {@code stats().workers()} and of {@code stats().busy()} sampled every 1 ms by a side thread;
+ *       vs a fresh fixed(64)'s largest pool size, peak pool size and peak active count.</li>
+ * </ol>
+ *
+ * <p>Every ratio is oriented so that above 1 means warmpool is better: throughput is
+ * warmpool / peer, latency and thread counts are peer / warmpool. The goal column states the issue's
+ * goal in those terms (for example "p99 <= 1.2x best peer" becomes ratio {@code >= 0.83}). Also
+ * printed: the JDK, {@code nproc}, {@code /proc/loadavg} at start and end, and every round's values.
+ * Progress (with seconds per shape) goes to stderr, the report to stdout. At the defaults a round
+ * takes about 30 s on 2 cores (throughput shapes are time-bounded, the Reactor and RxJava shapes are
+ * not), so about 3 minutes in all.
+ *
+ * <p>Options ({@code key=value}): {@code rounds=5} measured rounds, {@code warmup=1} discarded
+ * rounds, {@code scale=1} multiplies every size and duration, {@code only=1,2,3,4,5,6} shapes.
+ * Build once, then run from the repository root (on Temurin 25, replace {@code java} by
+ * {@code /usr/lib/jvm/temurin-25-jdk-amd64/bin/java}; the classes target Java 17):
+ * <pre>
+ * ./mvnw -q -B -pl pool-benchmarks -am package -DskipTests dependency:build-classpath -Dmdep.outputFile=target/cp.txt
+ * java -Xmx2g -cp pool-benchmarks/target/classes:$(cat pool-benchmarks/target/cp.txt) \
+ *     dev.warmpool.benchmarks.GoalTable rounds=5
+ * </pre>
+ */
+public final class GoalTable {
+  static final int BATCH = 1000;
+  static final int CONCURRENCY = 64;
+  static final int ADAPTER_CAPACITY = 20;
+  static final long GAP_1MS = TimeUnit.MILLISECONDS.toNanos(1);
+  static final int NPROC = Runtime.getRuntime().availableProcessors();
+
+  private final double scale;
+  /** Per-round values by key "shape|metric|peer", in insertion order. */
+  private final Map<String, List<Double>> samples = new LinkedHashMap<>();
+  private boolean measuring;
+
+  private GoalTable(double scale) {
+    this.scale = scale;
+  }
+
+  public static void main(String[] args) throws Exception {
+    Map<String, String> o = Harness.options(args, 0);
+    int rounds = Harness.intOption(o, "rounds", 5);
+    int warmup = Harness.intOption(o, "warmup", 1);
+    double scale = Double.parseDouble(o.getOrDefault("scale", "1"));
+    Set<Integer> only = new TreeSet<>();
+    for (String s : o.getOrDefault("only", "1,2,3,4,5,6").split(",")) {
+      only.add(Integer.parseInt(s.trim()));
+    }
+    GoalTable t = new GoalTable(scale);
+    String loadStart = loadAvg();
+    long t0 = System.nanoTime();
+
+    List<Shape> shapes = new ArrayList<>();
+    try {
+      if (only.contains(1)) shapes.add(t.new TinyCapacity2());
+      if (only.contains(2)) shapes.add(t.new TinyCapacity64());
+      if (only.contains(3)) shapes.add(t.new ReactorShape());
+      if (only.contains(4)) shapes.add(t.new RxShape());
+      if (only.contains(5)) shapes.add(t.new Latency());
+      if (only.contains(6)) shapes.add(t.new Threads());
+      for (int r = 0; r < warmup + rounds; r++) {
+        t.measuring = r >= warmup;
+        long rs = System.nanoTime();
+        StringBuilder times = new StringBuilder();
+        for (Shape s : shapes) {
+          long ss = System.nanoTime();
+          s.round();
+          times.append(String.format(Locale.ROOT, " %s %.1f s;", s.getClass().getSimpleName(),
+              (System.nanoTime() - ss) / 1e9));
+        }
+        System.err.printf(Locale.ROOT, "%s %d/%d done in %.1f s:%s%n", t.measuring ? "round" : "warm-up",
+            t.measuring ? r - warmup + 1 : r + 1, t.measuring ? rounds : warmup,
+            (System.nanoTime() - rs) / 1e9, times);
+      }
+    } finally {
+      for (Shape s : shapes) {
+        s.close();
+      }
+    }
+    String loadEnd = loadAvg();
+    double wall = (System.nanoTime() - t0) / 1e9;
+
+    PrintOut out = new PrintOut();
+    out.line("# warmpool goal table");
+    out.line("");
+    out.line(String.format(Locale.ROOT, "- JDK: %s (%s, %s), %s", System.getProperty("java.version"),
+        System.getProperty("java.vm.name"), System.getProperty("java.vendor"),
+        System.getProperty("java.home")));
+    out.line("- nproc: " + nproc() + " (availableProcessors " + NPROC + ")");
+    out.line("- loadavg at start: " + loadStart);
+    out.line("- loadavg at end:   " + loadEnd);
+    out.line(String.format(Locale.ROOT,
+        "- %d measured rounds (median), %d warm-up, scale %s, peers interleaved; wall %.0f s", rounds,
+        warmup, o.getOrDefault("scale", "1"), wall));
+    out.line("- ratio: above 1 means warmpool is better (throughput warmpool/peer; latency and threads"
+        + " peer/warmpool)");
+    out.line("");
+    t.table(out, only);
+    out.line("");
+    out.line("Per-round values (" + "shape | metric | executor: values):");
+    out.line("");
+    for (Map.Entry<String, List<Double>> e : t.samples.entrySet()) {
+      StringBuilder b = new StringBuilder("- " + e.getKey().replace("|", " | ") + ":");
+      for (double v : e.getValue()) {
+        b.append(' ').append(fmt(v));
+      }
+      out.line(b.toString());
+    }
+    System.out.flush();
+  }
+
+  // ---------------------------------------------------------------- the table
+
+  /** Which way a metric is better. */
+  enum Kind {
+    THROUGHPUT, LATENCY, COUNT, /** shown, not compared */ INFO
+  }
+
+  private void table(PrintOut out, Set<Integer> only) {
+    out.line("| shape | metric | warmpool | peer | peer value | ratio | goal | met |");
+    out.line("|---|---|---|---|---|---|---|---|");
+    if (only.contains(1)) {
+      String s = "tiny tasks, 1 producer, capacity 2";
+      row(out, s, "tasks/s", Kind.THROUGHPUT, Peers.TPE_FIXED, "fixed(2)+LBQ", 1.0);
+      row(out, s, "tasks/s", Kind.THROUGHPUT, Peers.FORK_JOIN, "ForkJoinPool(2)", 0.5);
+      row(out, s, "tasks/s", Kind.THROUGHPUT, Peers.TPE_HANDOFF, "TPE(0,2,SynchronousQueue)+put", 2.0);
+    }
+    if (only.contains(2)) {
+      row(out, "tiny tasks, 1 producer, capacity 64", "tasks/s", Kind.THROUGHPUT, Peers.TPE_FIXED,
+          "fixed(64)+LBQ", 1.0);
+      row(out, "tiny tasks, 2 producers, capacity 64", "tasks/s", Kind.THROUGHPUT, Peers.TPE_FIXED,
+          "fixed(64)+LBQ", 1.0);
+    }
+    if (only.contains(3)) {
+      String s = "Reactor subscribeOn, flatMap 64, capacity 20";
+      row(out, s, "items/s", Kind.THROUGHPUT, "from-fixed", "fromExecutorService(fixed 20)", 1.2);
+      row(out, s, "items/s", Kind.THROUGHPUT, "bounded-elastic", "newBoundedElastic(20)", 5.0);
+    }
+    if (only.contains(4)) {
+      String s = "RxJava subscribeOn, flatMapSingle 64, capacity 20";
+      row(out, s, "items/s", Kind.THROUGHPUT, "rx-from-fixed", "Schedulers.from(fixed 20)", 1.2);
+      row(out, s, "items/s", Kind.THROUGHPUT, "rx-io", "Schedulers.io()", 5.0);
+    }
+    if (only.contains(5)) {
+      String s = "latency, one outstanding, capacity 2";
+      row(out, s, "gap 0 p50 us", Kind.LATENCY, Peers.JBOSS, "jboss EnhancedQueueExecutor", 1.0);
+      row(out, s, "gap 0 p50 us", Kind.LATENCY, Peers.TPE_FIXED, "fixed(2)", Double.NaN);
+      row(out, s, "gap 0 p50 us", Kind.LATENCY, Peers.TPE_CACHED, "TPE cached", Double.NaN);
+      String[] peers = {Peers.JBOSS, Peers.TPE_FIXED, Peers.TPE_CACHED};
+      String[] labels = {"jboss EnhancedQueueExecutor", "fixed(2)", "TPE cached"};
+      String best = null;
+      String bestLabel = null;
+      for (int i = 0; i < peers.length; i++) {
+        row(out, s, "gap 1ms p99 us", Kind.LATENCY, peers[i], labels[i], Double.NaN);
+        double m = median(s, "gap 1ms p99 us", peers[i]);
+        if (best == null || m < median(s, "gap 1ms p99 us", best)) {
+          best = peers[i];
+          bestLabel = labels[i];
+        }
+      }
+      row(out, s, "gap 1ms p99 us", Kind.LATENCY, best, "best peer: " + bestLabel, 1 / 1.2);
+    }
+    if (only.contains(6)) {
+      String s = "threads, stream of tiny tasks, capacity 64";
+      row(out, s, "threads started", Kind.COUNT, Peers.TPE_FIXED, "fixed(64)", Double.NaN);
+      row(out, s, "peak live workers", Kind.COUNT, Peers.TPE_FIXED, "fixed(64)", Double.NaN);
+      row(out, s, "peak busy workers", Kind.COUNT, Peers.TPE_FIXED, "fixed(64)", Double.NaN);
+      row(out, s, "stream tasks/s", Kind.THROUGHPUT, Peers.TPE_FIXED, "fixed(64)", Double.NaN);
+      row(out, s, "stream tasks submitted", Kind.INFO, Peers.TPE_FIXED, "fixed(64)", Double.NaN);
+      out.line("| (goal) | busy or spinning workers ~ cores (" + NPROC
+          + "), the others parked and expiring | | | | | report | |");
+    }
+  }
+
+  private void row(PrintOut out, String shape, String metric, Kind kind, String peer,
+      String peerLabel, double goal) {
+    double w = median(shape, metric, Peers.WARMPOOL);
+    double p = median(shape, metric, peer);
+    double ratio = kind == Kind.THROUGHPUT ? w / p : kind == Kind.INFO ? Double.NaN : p / w;
+    String goalText = Double.isNaN(goal) ? "-" : String.format(Locale.ROOT, ">= %.2f", goal);
+    String met = Double.isNaN(goal) || Double.isNaN(ratio) ? "-" : ratio >= goal ? "yes" : "NO";
+    out.line(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s | %s |", shape, metric,
+        value(kind, w), peerLabel, value(kind, p),
+        Double.isNaN(ratio) ? "-" : String.format(Locale.ROOT, "%.2f", ratio), goalText, met));
+  }
+
+  private double median(String shape, String metric, String peer) {
+    List<Double> v = samples.get(key(shape, metric, peer));
+    if (v == null) {
+      return Double.NaN;
+    }
+    double[] a = new double[v.size()];
+    for (int i = 0; i < a.length; i++) {
+      a[i] = v.get(i);
+    }
+    return Harness.median(a);
+  }
+
+  private static String value(Kind kind, double v) {
+    switch (kind) {
+      case THROUGHPUT:
+        return v >= 1e6 ? String.format(Locale.ROOT, "%.2fM/s", v / 1e6)
+            : String.format(Locale.ROOT, "%.0fk/s", v / 1e3);
+      case LATENCY:
+        return String.format(Locale.ROOT, "%.1f us", v);
+      default:
+        return String.format(Locale.ROOT, "%.0f", v);
+    }
+  }
+
+  private static String fmt(double v) {
+    if (v == Math.rint(v) && Math.abs(v) < 1e6) {
+      return String.valueOf((long) v);
+    }
+    return String.format(Locale.ROOT, "%.4g", v);
+  }
+
+  private static String key(String shape, String metric, String peer) {
+    return shape + "|" + metric + "|" + peer;
+  }
+
+  private void record(String shape, String metric, String peer, double value) {
+    if (measuring) {
+      samples.computeIfAbsent(key(shape, metric, peer), k -> new ArrayList<>()).add(value);
+    }
+  }
+
+  // ---------------------------------------------------------------- shapes
+
+  interface Shape {
+    void round() throws Exception;
+
+    void close();
+  }
+
+  /** Shape 1. Executors live for the whole run, so every round after the warm-up finds them warm. */
+  final class TinyCapacity2 implements Shape {
+    final String shape = "tiny tasks, 1 producer, capacity 2";
+    final String[] ids = {Peers.WARMPOOL, Peers.TPE_FIXED, Peers.FORK_JOIN, Peers.TPE_HANDOFF};
+    final ExecutorService[] executors = new ExecutorService[ids.length];
+
+    TinyCapacity2() {
+      for (int i = 0; i < ids.length; i++) {
+        executors[i] = Peers.blocking(ids[i], 2, "c2-" + ids[i]);
+      }
+    }
+
+    @Override
+    public void round() throws InterruptedException {
+      for (int i = 0; i < ids.length; i++) {
+        record(shape, "tasks/s", ids[i], tinyThroughput(executors[i], 1));
+      }
+    }
+
+    @Override
+    public void close() {
+      for (ExecutorService e : executors) {
+        Peers.close(e);
+      }
+    }
+  }
+
+  /** Shape 2. */
+  final class TinyCapacity64 implements Shape {
+    final String[] ids = {Peers.WARMPOOL, Peers.TPE_FIXED};
+    final ExecutorService[] executors = new ExecutorService[ids.length];
+
+    TinyCapacity64() {
+      for (int i = 0; i < ids.length; i++) {
+        executors[i] = Peers.blocking(ids[i], 64, "c64-" + ids[i]);
+      }
+    }
+
+    @Override
+    public void round() throws InterruptedException {
+      for (int producers = 1; producers <= 2; producers++) {
+        String shape = "tiny tasks, " + producers + (producers == 1 ? " producer" : " producers")
+            + ", capacity 64";
+        for (int i = 0; i < ids.length; i++) {
+          record(shape, "tasks/s", ids[i], tinyThroughput(executors[i], producers));
+        }
+      }
+    }
+
+    @Override
+    public void close() {
+      for (ExecutorService e : executors) {
+        Peers.close(e);
+      }
+    }
+  }
+
+  /**
+   * Tiny-task throughput: {@code producers} threads each submit batches of {@value #BATCH} and wait
+   * for each batch to complete, for {@code 500 ms x scale}; tasks completed per second, all producers
+   * together.
+   */
+  double tinyThroughput(Executor executor, int producers) throws InterruptedException {
+    long budget = (long) (TimeUnit.MILLISECONDS.toNanos(500) * scale);
+    CountDownLatch ready = new CountDownLatch(producers);
+    CountDownLatch go = new CountDownLatch(1);
+    long[] tasks = new long[producers];
+    long[] ends = new long[producers];
+    long[] deadline = new long[1];
+    Thread[] threads = new Thread[producers];
+    for (int p = 0; p < producers; p++) {
+      int me = p;
+      threads[p] = new Thread(() -> {
+        Batch batch = new Batch();
+        ready.countDown();
+        try {
+          go.await();
+        } catch (InterruptedException e) {
+          return;
+        }
+        long end = deadline[0];
+        long n = 0;
+        do {
+          batch.submitAndAwait(executor, BATCH);
+          n += BATCH;
+        } while (System.nanoTime() < end);
+        tasks[me] = n;
+        ends[me] = System.nanoTime();
+      }, "producer-" + p);
+      threads[p].start();
+    }
+    ready.await();
+    long start = System.nanoTime();
+    deadline[0] = start + budget; // published to the producers by go.countDown()
+    go.countDown();
+    long total = 0;
+    long last = start;
+    for (int p = 0; p < producers; p++) {
+      threads[p].join();
+      total += tasks[p];
+      last = Math.max(last, ends[p]);
+    }
+    return total / ((last - start) / 1e9);
+  }
+
+  /** Shape 3. */
+  final class ReactorShape implements Shape {
+    final String shape = "Reactor subscribeOn, flatMap 64, capacity 20";
+    final WorkerPool pool = WorkerPool.builder().name("reactor-wp").capacity(ADAPTER_CAPACITY).build();
+    final ExecutorService fixed = Executors.newFixedThreadPool(ADAPTER_CAPACITY, Peers.named("reactor-fixed"));
+    final String[] ids = {Peers.WARMPOOL, "from-fixed", "bounded-elastic"};
+    final Scheduler[] schedulers = {
+        dev.warmpool.reactor.PoolSchedulers.from(pool),
+        Schedulers.fromExecutorService(fixed),
+        Schedulers.newBoundedElastic(ADAPTER_CAPACITY, Integer.MAX_VALUE, "be")};
+
+    @Override
+    public void round() {
+      int items = Math.max(1000, (int) (200_000 * scale));
+      for (int i = 0; i < ids.length; i++) {
+        Scheduler s = schedulers[i];
+        long t0 = System.nanoTime();
+        Flux.range(0, items)
+            .flatMap(n -> Mono.fromCallable(() -> n).subscribeOn(s), CONCURRENCY)
+            .blockLast();
+        record(shape, "items/s", ids[i], items / ((System.nanoTime() - t0) / 1e9));
+      }
+    }
+
+    @Override
+    public void close() {
+      for (Scheduler s : schedulers) {
+        s.dispose();
+      }
+      Peers.close(pool);
+      Peers.close(fixed);
+    }
+  }
+
+  /** Shape 4. */
+  final class RxShape implements Shape {
+    final String shape = "RxJava subscribeOn, flatMapSingle 64, capacity 20";
+    final WorkerPool pool = WorkerPool.builder().name("rx-wp").capacity(ADAPTER_CAPACITY).build();
+    final ExecutorService fixed = Executors.newFixedThreadPool(ADAPTER_CAPACITY, Peers.named("rx-fixed"));
+    final String[] ids = {Peers.WARMPOOL, "rx-from-fixed", "rx-io"};
+    final io.reactivex.rxjava3.core.Scheduler[] schedulers = {
+        dev.warmpool.rxjava3.PoolSchedulers.from(pool),
+        io.reactivex.rxjava3.schedulers.Schedulers.from(fixed),
+        io.reactivex.rxjava3.schedulers.Schedulers.io()};
+
+    @Override
+    public void round() {
+      int items = Math.max(1000, (int) (200_000 * scale));
+      for (int i = 0; i < ids.length; i++) {
+        io.reactivex.rxjava3.core.Scheduler s = schedulers[i];
+        long t0 = System.nanoTime();
+        Flowable.range(0, items)
+            .flatMapSingle(n -> Single.fromCallable(() -> n).subscribeOn(s), false, CONCURRENCY)
+            .blockingLast();
+        record(shape, "items/s", ids[i], items / ((System.nanoTime() - t0) / 1e9));
+      }
+    }
+
+    @Override
+    public void close() {
+      schedulers[0].shutdown();
+      schedulers[1].shutdown();
+      Peers.close(pool);
+      Peers.close(fixed);
+    }
+  }
+
+  /** Shape 5: closed loop with one task outstanding, as {@link HandOffLatency}. */
+  final class Latency implements Shape {
+    final String shape = "latency, one outstanding, capacity 2";
+    final String[] ids = {Peers.WARMPOOL, Peers.JBOSS, Peers.TPE_FIXED, Peers.TPE_CACHED};
+    final ExecutorService[] executors = new ExecutorService[ids.length];
+    final Histogram histogram = new Histogram(TimeUnit.SECONDS.toNanos(10), 3);
+    final OneShot task = new OneShot(histogram);
+
+    Latency() {
+      for (int i = 0; i < ids.length; i++) {
+        executors[i] = Peers.blocking(ids[i], 2, "lat-" + ids[i]);
+      }
+    }
+
+    @Override
+    public void round() {
+      int atZero = Math.max(1000, (int) (20_000 * scale));
+      int at1ms = Math.max(200, (int) (1_500 * scale));
+      for (int i = 0; i < ids.length; i++) {
+        histogram.reset();
+        run(executors[i], 0, atZero, (long) (1e9 * scale));
+        record(shape, "gap 0 p50 us", ids[i], histogram.getValueAtPercentile(50) / 1000.0);
+      }
+      for (int i = 0; i < ids.length; i++) {
+        histogram.reset();
+        run(executors[i], GAP_1MS, at1ms, 0);
+        record(shape, "gap 1ms p99 us", ids[i], histogram.getValueAtPercentile(99) / 1000.0);
+      }
+    }
+
+    /**
+     * {@code n} samples; with a {@code budgetNanos} above 0, at least 1000 and no more than fit in
+     * that time (a slow peer, such as the cached TPE starting threads at gap 0, ends early).
+     */
+    private void run(ExecutorService executor, long gapNanos, int n, long budgetNanos) {
+      long start = System.nanoTime();
+      for (int i = 0; i < n; i++) {
+        if (budgetNanos > 0 && i >= 1000 && System.nanoTime() - start > budgetNanos) {
+          break;
+        }
+        if (gapNanos > 0) {
+          LockSupport.parkNanos(gapNanos);
+        }
+        task.arm();
+        executor.execute(task);
+        task.await();
+      }
+    }
+
+    @Override
+    public void close() {
+      for (ExecutorService e : executors) {
+        Peers.close(e);
+      }
+    }
+  }
+
+  /**
+   * Shape 6: a fresh pool per round and per executor, a stream of tiny tasks from one producer
+   * (submitted back to back, then awaited), worker counts sampled every 1 ms by a side thread.
+   */
+  final class Threads implements Shape {
+    final String shape = "threads, stream of tiny tasks, capacity 64";
+
+    @Override
+    public void round() throws InterruptedException {
+      long n = Math.max(10_000, (long) (1_000_000 * scale));
+
+      WorkerPool pool = WorkerPool.builder().name("thr-wp").capacity(64).build();
+      try {
+        Sampler sampler = new Sampler(() -> {
+          PoolStats st = pool.stats();
+          return new int[] {st.workers(), st.busy()};
+        });
+        double rate = stream(pool, n, sampler, Peers.WARMPOOL);
+        record(shape, "threads started", Peers.WARMPOOL, pool.stats().workersStarted());
+        record(shape, "peak live workers", Peers.WARMPOOL, sampler.peak[0]);
+        record(shape, "peak busy workers", Peers.WARMPOOL, sampler.peak[1]);
+        record(shape, "stream tasks/s", Peers.WARMPOOL, rate);
+      } finally {
+        Peers.close(pool);
+      }
+
+      ThreadPoolExecutor fixed = (ThreadPoolExecutor) Executors.newFixedThreadPool(64, Peers.named("thr-fixed"));
+      try {
+        Sampler sampler = new Sampler(() -> new int[] {fixed.getPoolSize(), fixed.getActiveCount()});
+        double rate = stream(fixed, n, sampler, Peers.TPE_FIXED);
+        record(shape, "threads started", Peers.TPE_FIXED, fixed.getLargestPoolSize());
+        record(shape, "peak live workers", Peers.TPE_FIXED, Math.max(sampler.peak[0], fixed.getPoolSize()));
+        record(shape, "peak busy workers", Peers.TPE_FIXED, sampler.peak[1]);
+        record(shape, "stream tasks/s", Peers.TPE_FIXED, rate);
+      } finally {
+        Peers.close(fixed);
+      }
+    }
+
+    /**
+     * Submits {@code n} tiny tasks back to back (stopping early after {@code 3 s x scale}), waits
+     * until all have run, and returns tasks per second; records how many were submitted.
+     */
+    private double stream(Executor executor, long n, Sampler sampler, String id)
+        throws InterruptedException {
+      AtomicLong completed = new AtomicLong();
+      Runnable task = completed::incrementAndGet;
+      Thread side = new Thread(sampler, "sampler");
+      side.setDaemon(true);
+      side.start();
+      long t0 = System.nanoTime();
+      long budget = (long) (3e9 * scale);
+      long submitted = 0;
+      while (submitted < n) {
+        executor.execute(task);
+        if ((++submitted & 1023) == 0 && System.nanoTime() - t0 > budget) {
+          break;
+        }
+      }
+      while (completed.get() < submitted) {
+        LockSupport.parkNanos(20_000);
+      }
+      double rate = submitted / ((System.nanoTime() - t0) / 1e9);
+      sampler.stop = true;
+      side.join();
+      record(shape, "stream tasks submitted", id, submitted);
+      return rate;
+    }
+
+    @Override
+    public void close() {}
+  }
+
+  /** Samples a few gauges every 1 ms and keeps their peaks. */
+  static final class Sampler implements Runnable {
+    interface Gauges {
+      int[] read();
+    }
+
+    final Gauges gauges;
+    final int[] peak = new int[2];
+    volatile boolean stop;
+
+    Sampler(Gauges gauges) {
+      this.gauges = gauges;
+    }
+
+    @Override
+    public void run() {
+      do {
+        int[] v = gauges.read();
+        for (int i = 0; i < peak.length; i++) {
+          peak[i] = Math.max(peak[i], v[i]);
+        }
+        LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
+      } while (!stop);
+      int[] v = gauges.read(); // once more at the end of the stream
+      for (int i = 0; i < peak.length; i++) {
+        peak[i] = Math.max(peak[i], v[i]);
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------- environment
+
+  private static String loadAvg() {
+    try {
+      return Files.readString(Path.of("/proc/loadavg"), StandardCharsets.US_ASCII).trim();
+    } catch (IOException | RuntimeException unavailable) {
+      return "unavailable";
+    }
+  }
+
+  private static String nproc() {
+    try {
+      Process p = new ProcessBuilder("nproc").redirectErrorStream(true).start();
+      String s = new String(p.getInputStream().readAllBytes(), StandardCharsets.US_ASCII).trim();
+      return p.waitFor() == 0 ? s : "?";
+    } catch (IOException | RuntimeException e) {
+      return "?";
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return "?";
+    }
+  }
+
+  /** The report, on stdout. */
+  static final class PrintOut {
+    void line(String s) {
+      System.out.println(s);
+    }
+  }
+}
