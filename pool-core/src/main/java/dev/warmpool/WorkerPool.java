@@ -12,14 +12,17 @@ import java.util.concurrent.TimeUnit;
  * workers that stay idle too long.
  *
  * <h2>Capacity</h2>
- * At most {@link #capacity()} worker threads exist at any time. A worker is started on demand when a
- * task arrives and no worker is idle; its slot is reserved before the thread starts, so concurrent
- * submitters can never overshoot the bound. {@link #resize(int)} changes the bound at runtime.
+ * Each accepted task holds a <em>seat</em> from acceptance until it finishes; at most
+ * {@link #capacity()} seats are taken, so at most that many tasks are queued or running, and at
+ * most that many worker threads exist. Workers start on demand. {@link #resize(int)} changes the
+ * bound at runtime.
  *
- * <h2>FILO reuse</h2>
- * Idle workers wait on a stack. The worker released last is the first one handed the next task: it is
- * still spinning or was parked most recently, so its caches are warm. The hand-off to an idle worker
- * takes no lock and allocates nothing.
+ * <h2>Work-conserving, FILO reuse</h2>
+ * Accepted tasks wait in a bounded run queue; a worker that finishes a task takes the next one
+ * before it parks, and spins a few microseconds for more. A parked worker is woken only when no
+ * worker is spinning, and parked workers wait on a stack: the one that parked last is woken first,
+ * so its caches are warm and the bottom of the stack stays idle long enough to expire. Queueing a
+ * task takes no lock and allocates nothing.
  *
  * <h2>Expiry</h2>
  * Because the stack is ordered by the time each worker was released, the workers idle longer than
@@ -28,12 +31,14 @@ import java.util.concurrent.TimeUnit;
  * {@code maxIdle} and no later than {@code maxIdle + maxIdle/16} plus timer latency after it went
  * idle. The cleaner is not scheduled at all while the pool has no workers.
  *
- * <h2>When every worker is busy</h2>
+ * <h2>When every seat is taken</h2>
  * <ul>
  *   <li>Nonblocking mode: {@link #execute} and {@link #enqueue} throw {@link PoolOverloadedException}
  *       at once; {@link #tryExecute(Runnable)} returns {@code false}.</li>
- *   <li>Blocking mode: {@link #execute} blocks the caller in a FIFO waiting line until a worker takes
- *       its task; {@link #enqueue} puts the task itself in the same line and returns at once;
+ *   <li>Blocking mode: {@link #execute} blocks the caller in a FIFO waiting line until a seat is
+ *       handed to it (a finishing worker hands its seat to the head of the line; nobody barges);
+ *       {@link #enqueue} and {@code submit} put the task itself in the same line and return at once
+ *       ({@code execute} is the one call that blocks its caller);
  *       {@link #tryExecute(Runnable, Duration)} waits at most the timeout. When the line already holds
  *       {@code maxWaiting} entries the call throws {@link PoolOverloadedException}.</li>
  * </ul>
