@@ -171,9 +171,8 @@ final class BoundedPool extends AbstractWorkerPool {
     }
     if (spinning.get() == 0 && idle.size() == 0 && ThreadStarter.mayStartHere()
         && starter.tryReserve(capacity)) {
-      Throwable failure = starter.start(new Worker(this, kind, arg));
+      Throwable failure = startWorker(new Worker(this, kind, arg));
       if (failure == null) {
-        cleaner.update();
         return;
       }
       if (mode != Mode.ADMITTED) {
@@ -374,9 +373,8 @@ final class BoundedPool extends AbstractWorkerPool {
           startInBackground();
           return;
         }
-        Throwable failure = starter.start(new Worker(this, null, null));
+        Throwable failure = startWorker(new Worker(this, null, null));
         if (failure == null) {
-          cleaner.update();
           return;
         }
         spinning.decrementAndGet();
@@ -390,6 +388,15 @@ final class BoundedPool extends AbstractWorkerPool {
         return;
       }
     }
+  }
+
+  /** Starts a worker in a reserved slot and schedules the cleaner; returns the cause on failure. */
+  private Throwable startWorker(Worker w) {
+    Throwable failure = starter.start(w);
+    if (failure == null) {
+      cleaner.update();
+    }
+    return failure;
   }
 
   boolean tryStartSpinning() {
@@ -642,10 +649,6 @@ final class BoundedPool extends AbstractWorkerPool {
 
   boolean isRunning() {
     return state.isRunning();
-  }
-
-  boolean isStopping() {
-    return stopping;
   }
 
   /** Whether a submission would find a seat now; a hint for a sharded pool's placement. */

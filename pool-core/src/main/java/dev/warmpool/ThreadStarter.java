@@ -144,7 +144,7 @@ final class ThreadStarter {
         }
         if (t.getState() == Thread.State.NEW) {
           // A start in progress: join returns at once on an unstarted thread.
-          TimeUnit.MILLISECONDS.sleep(Math.min(1, TimeUnit.NANOSECONDS.toMillis(left) + 1));
+          TimeUnit.MILLISECONDS.sleep(1);
         } else {
           TimeUnit.NANOSECONDS.timedJoin(t, left);
         }
