@@ -110,16 +110,30 @@ final class SerialLane implements SerialExecutor {
     try {
       pool.dispatch(KIND, this, Mode.ENQUEUE);
     } catch (RuntimeException rejected) {
-      if (queue.remove(task)) {
-        pool.withdrawn();
-      }
+      boolean withdrawn = withdraw(task);
       scheduled.set(false);
       if (!queue.isEmpty()) {
         scheduleAdmitted(); // what arrived meanwhile was admitted work
       }
-      throw rejected;
+      if (withdrawn) {
+        throw rejected;
+      }
+      return; // another dispatch of this lane took the task meanwhile: it was accepted after all
     }
     admitted = true;
+  }
+
+  /**
+   * Takes a task that could not be dispatched back out of the queue. False if someone else took it
+   * first (a drain started by a concurrent call or a due timer, or {@code shutdownNow}): then the
+   * task was accepted, and the caller must not report a rejection for a task that runs.
+   */
+  private boolean withdraw(Runnable task) {
+    if (!queue.remove(task)) {
+      return false;
+    }
+    pool.withdrawn();
+    return true;
   }
 
   /** Admitted work: queue it and make sure the lane is dispatched. */
@@ -129,14 +143,13 @@ final class SerialLane implements SerialExecutor {
     try {
       scheduleAdmitted();
     } catch (RejectedExecutionException terminated) {
-      if (queue.remove(task)) {
-        pool.withdrawn();
+      if (withdraw(task)) {
+        throw terminated;
       }
-      throw terminated;
+      return;
     }
-    if (pool.isTerminated() && queue.remove(task)) {
+    if (pool.isTerminated() && withdraw(task)) {
       // The pool terminated between checkOpen and our offer, while another call held the lane.
-      pool.withdrawn();
       throw new PoolClosedException("pool '" + pool.name() + "' is shut down");
     }
   }

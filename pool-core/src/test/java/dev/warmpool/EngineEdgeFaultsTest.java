@@ -899,4 +899,22 @@ class EngineEdgeFaultsTest {
       }
     }
   }
+
+  /** Suspected item: a wrapped thread counter once produced names like "io--2147483647". */
+  @Test
+  void defaultThreadNamesStayPositiveAfterTheCounterWraps() throws Exception {
+    String name = uniqueName("names");
+    WorkerPool pool = fixture.track(WorkerPool.builder().name(name).capacity(1).build());
+    java.lang.reflect.Field counter = BoundedPool.class.getDeclaredField("threadNumber");
+    counter.setAccessible(true);
+    ((AtomicInteger) counter.get(pool)).set(Integer.MAX_VALUE);
+    AtomicReference<String> threadName = new AtomicReference<>();
+    CountDownLatch ran = new CountDownLatch(1);
+    pool.execute(() -> {
+      threadName.set(Thread.currentThread().getName());
+      ran.countDown();
+    });
+    await(ran);
+    assertThat(threadName.get()).isEqualTo(name + "-2147483648");
+  }
 }
