@@ -21,9 +21,16 @@ final class Cleaner extends SharedTimer.Task {
   /** Runs so far; for tests that check the cleaner stays quiet. */
   final LongAdder runs = new LongAdder();
 
+  private final SharedTimer timer;
+
   Cleaner(BoundedPool pool, long maxIdleNanos) {
+    this(pool, maxIdleNanos, SharedTimer.INSTANCE);
+  }
+
+  Cleaner(BoundedPool pool, long maxIdleNanos, SharedTimer timer) {
     this.pool = pool;
     this.maxIdleNanos = maxIdleNanos;
+    this.timer = timer;
   }
 
   @Override
@@ -47,11 +54,18 @@ final class Cleaner extends SharedTimer.Task {
         long oldest = pool.idle.oldestLastUsed();
         long delay = oldest == Long.MAX_VALUE
             ? maxIdleNanos : oldest + maxIdleNanos - pool.ticker.read();
-        SharedTimer.INSTANCE.schedule(this, System.nanoTime() + Math.max(delay, maxIdleNanos / 16));
-        scheduled = true; // only once the timer holds it: a failed schedule is retried next time
+        try {
+          timer.schedule(this, System.nanoTime() + Math.max(delay, maxIdleNanos / 16));
+        } catch (Throwable noTimerThread) {
+          // The timer could not start its thread (no native thread left). Our caller has just
+          // started a worker for an accepted task and must not report a failure: the workers run
+          // on, and the next update (the next start, or shutdown) schedules the cleaner again.
+          return;
+        }
+        scheduled = true; // only once the timer holds it
       } else if (!wanted && scheduled) {
         scheduled = false;
-        SharedTimer.INSTANCE.cancel(this);
+        timer.cancel(this);
       }
     }
   }

@@ -4,6 +4,7 @@ import java.util.Arrays;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Function;
 
 /**
  * The one timer thread shared by all pools: it holds delayed tasks and pools' cleaners in a binary
@@ -38,6 +39,21 @@ final class SharedTimer {
   private int size;
   private long nextSeq;
   private Thread thread;
+  private final Function<Runnable, Thread> threads;
+
+  SharedTimer() {
+    this(TimerThread::new);
+  }
+
+  /** With the given way to make the timer thread; tests use it to make a start fail. */
+  SharedTimer(Function<Runnable, Thread> threads) {
+    this.threads = threads;
+  }
+
+  /** A thread that {@link #isTimerThread()} recognizes, for a test's thread function. */
+  static Thread newTimerThread(Runnable loop) {
+    return new TimerThread(loop);
+  }
 
   /** The timer's thread, a type of its own so that code can tell it is on it. */
   private static final class TimerThread extends Thread {
@@ -68,10 +84,13 @@ final class SharedTimer {
       heap[t.index] = t;
       siftUp(t.index);
       if (thread == null) {
-        Thread fresh = new TimerThread(this::loop);
+        Thread fresh;
         try {
+          fresh = threads.apply(this::loop);
           fresh.start();
-        } catch (Throwable failure) { // no native thread: the task stays due, the next schedule retries
+        } catch (Throwable failure) {
+          // No native thread: the caller learns the task is not scheduled, and the heap holds
+          // nothing without a thread to fire it; the next schedule tries again.
           removeAt(t.index);
           throw failure;
         }
