@@ -22,7 +22,8 @@ import java.util.function.BooleanSupplier;
  *   WAITING -> CLOSED     shutdown woke its blocked caller, or shutdownNow handed its task back
  *   TAKEN   -> STARTED    a worker is about to run it (CAS)
  *   TAKEN   -> CANCELLED  withdrawn by its handle while queued; the worker that reaches it skips it
- *   TAKEN   -> CLOSED     handed back by shutdownNow (CAS)
+ *   TAKEN   -> HANDED_BACK  handed back by shutdownNow (CAS); the task was accepted, so a caller
+ *                         still blocked on the entry returns normally (CLOSED would make it throw)
  * </pre>
  */
 final class WaitingLine {
@@ -31,6 +32,7 @@ final class WaitingLine {
   static final int STARTED = 2;
   static final int CANCELLED = 3;
   static final int CLOSED = 4;
+  static final int HANDED_BACK = 5;
 
   /** The outcome of {@link #offer}. */
   enum Offer {
@@ -64,7 +66,7 @@ final class WaitingLine {
       @Override
       void handBack(Object arg, List<Runnable> out) {
         Entry e = (Entry) arg;
-        if (STATE.compareAndSet(e, TAKEN, CLOSED)) {
+        if (STATE.compareAndSet(e, TAKEN, HANDED_BACK)) {
           e.kind.handBack(e.arg, out);
         }
       }

@@ -87,6 +87,45 @@ class EngineEdgeFaultsTest {
     assertThat(stats.rejected()).as("rejected").isZero();
   }
 
+  /**
+   * Found by {@link ShutdownCycleStressTest}: a blocked {@code execute} whose entry got a seat and
+   * was queued, then handed back by {@code shutdownNow} before its caller woke, threw
+   * {@code PoolClosedException}: the task was both rejected and returned. The caller's wake-up is
+   * a race, so the scenario runs for many rounds; each round must see the call return normally.
+   */
+  @Test
+  void blockedExecuteWhoseTaskIsHandedBackReturnsNormally_guarantee4() throws Exception {
+    for (int round = 0; round < 30; round++) {
+      String name = uniqueName("handback-");
+      AtomicBoolean noThreads = new AtomicBoolean();
+      WorkerPool pool = fixture.track(WorkerPool.builder().name(name).capacity(1).maxIdle(HOUR)
+          .threadFactory(r -> {
+            if (noThreads.get()) {
+              throw new IllegalStateException("no threads today");
+            }
+            Thread t = new Thread(r, name + "-worker");
+            t.setDaemon(true);
+            return t;
+          }).build());
+      CountDownLatch release = new CountDownLatch(1);
+      pool.execute(() -> await(release));
+      Runnable task = () -> { };
+      PoolFixture.Caller<Void> caller = fixture.call("blocked-" + round, () -> {
+        pool.execute(task); // blocks in line: the only seat is taken
+        return null;
+      });
+      awaitWaiting(pool, 1);
+      noThreads.set(true); // the entry gets a seat but no worker: it stays queued
+      pool.resize(2);
+      List<Runnable> back = pool.shutdownNow();
+      release.countDown();
+      assertThat(back).as("round %d: handed back", round).containsExactly(task);
+      assertThat(caller.result()).as("round %d: the blocked call returns normally", round)
+          .isNull();
+      assertThat(pool.awaitTermination(10, SECONDS)).isTrue();
+    }
+  }
+
   // ---------------------------------------------------------------------------------------------
   // Guarantee 11 (fault 5): a factory that returns a thread that is already started
 
