@@ -18,7 +18,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.AutoClose;
-import org.junit.jupiter.api.RepeatedTest;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.Timeout;
 
 /**
@@ -28,7 +29,8 @@ import org.junit.jupiter.api.Timeout;
  * resized, and a controller keeps closing the pool ({@code shutdown} or {@code shutdownNow}),
  * awaiting termination and rebooting it. At quiescence every task is accounted for exactly once:
  * it ran, or {@code shutdownNow} handed it back, or it was never accepted (rejected, withdrawn by
- * its handle, or a timer cancelled before it was due); and the counters add up.
+ * its handle, or a timer cancelled before it was due); and the counters add up. Runs in blocking
+ * mode with and without a waiting line, and in nonblocking mode.
  */
 @Timeout(120)
 class ShutdownCycleStressTest {
@@ -74,11 +76,17 @@ class ShutdownCycleStressTest {
     }
   }
 
-  @RepeatedTest(8)
-  void everyTaskRunsOnceOrIsHandedBackOrWasNeverAcceptedAcrossCloseAndReboot() throws Exception {
+  /** Blocking with a line, blocking without one, and nonblocking; each config three rounds. */
+  @ParameterizedTest(name = "{0}")
+  @ValueSource(strings = {"blocking-64-a", "blocking-64-b", "blocking-64-c", "blocking-0-a",
+      "blocking-0-b", "blocking-0-c", "nonblocking-a", "nonblocking-b", "nonblocking-c"})
+  void everyTaskRunsOnceOrIsHandedBackOrWasNeverAcceptedAcrossCloseAndReboot(String config)
+      throws Exception {
     String name = PoolFixture.uniqueName("cycle-stress");
     WorkerPool pool = fixture.track(WorkerPool.builder().name(name).capacity(CAPACITY)
-        .maxWaiting(64).threadFactory(new HostileFactory(name)).build());
+        .nonblocking(config.startsWith("nonblocking"))
+        .maxWaiting(config.startsWith("blocking-64") ? 64 : 0)
+        .threadFactory(new HostileFactory(name)).build());
     int total = SUBMITTERS * PER_SUBMITTER;
     AtomicIntegerArray runs = new AtomicIntegerArray(total);
     AtomicIntegerArray outcome = new AtomicIntegerArray(total);
