@@ -1,0 +1,133 @@
+package dev.warmpool.micrometer;
+
+import dev.warmpool.PoolStats;
+import dev.warmpool.WorkerPool;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tag;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.binder.MeterBinder;
+import java.util.Objects;
+import java.util.function.LongSupplier;
+import java.util.function.ToDoubleFunction;
+
+/**
+ * Binds a {@link WorkerPool}'s figures to a Micrometer {@link MeterRegistry}:
+ * <pre>{@code
+ * new WorkerPoolMetrics(pool, Tags.of("app", "shop")).bindTo(registry);
+ * }</pre>
+ *
+ * <h2>Meters</h2>
+ * Where Micrometer's {@code ExecutorServiceMetrics} has a meter with the same meaning, the same name,
+ * type and base unit are used, so dashboards built for a {@code ThreadPoolExecutor} work unchanged:
+ * <table>
+ *   <caption>Micrometer's executor meters</caption>
+ *   <tr><th>name</th><th>type</th><th>unit</th><th>value</th></tr>
+ *   <tr><td>{@code executor.completed}</td><td>function counter</td><td>tasks</td>
+ *       <td>tasks that finished running, normally or by throwing ({@code completed + failed}),
+ *       as a {@code ThreadPoolExecutor} counts them</td></tr>
+ *   <tr><td>{@code executor.active}</td><td>gauge</td><td>threads</td><td>tasks running ({@code busy})</td></tr>
+ *   <tr><td>{@code executor.queued}</td><td>gauge</td><td>tasks</td>
+ *       <td>entries in the waiting line ({@code waiting})</td></tr>
+ *   <tr><td>{@code executor.pool.size}</td><td>gauge</td><td>threads</td><td>live workers ({@code workers})</td></tr>
+ *   <tr><td>{@code executor.pool.max}</td><td>gauge</td><td>threads</td><td>{@code capacity}</td></tr>
+ * </table>
+ * warmpool's own figures, each as {@link PoolStats} defines it:
+ * <table>
+ *   <caption>warmpool meters</caption>
+ *   <tr><th>name</th><th>type</th><th>unit</th><th>value</th></tr>
+ *   <tr><td>{@code warmpool.submitted}</td><td>function counter</td><td>tasks</td><td>{@code submitted}</td></tr>
+ *   <tr><td>{@code warmpool.failed}</td><td>function counter</td><td>tasks</td><td>{@code failed}</td></tr>
+ *   <tr><td>{@code warmpool.rejected}</td><td>function counter</td><td>tasks</td><td>{@code rejected}</td></tr>
+ *   <tr><td>{@code warmpool.waiting}</td><td>gauge</td><td>tasks</td>
+ *       <td>{@code waiting} (the same figure as {@code executor.queued}, under warmpool's word)</td></tr>
+ *   <tr><td>{@code warmpool.idle}</td><td>gauge</td><td>threads</td><td>{@code idle}</td></tr>
+ *   <tr><td>{@code warmpool.workers.started}</td><td>function counter</td><td>threads</td><td>{@code workersStarted}</td></tr>
+ *   <tr><td>{@code warmpool.workers.expired}</td><td>function counter</td><td>threads</td><td>{@code workersExpired}</td></tr>
+ *   <tr><td>{@code warmpool.workers.stopped}</td><td>function counter</td><td>threads</td><td>{@code workersStopped}</td></tr>
+ * </table>
+ * Every meter carries the tag {@code name} = {@link WorkerPool#name()} (the tag Micrometer's executor
+ * meters use) plus the given tags.
+ *
+ * <h2>Cost and consistency</h2>
+ * Meters read {@link WorkerPool#stats()}, a snapshot that never blocks the pool. All meters of one
+ * binding share a snapshot for up to 100 ms, so one scrape takes one snapshot and its figures belong
+ * together.
+ *
+ * <h2>Lifetime</h2>
+ * The meters hold the pool weakly, as Micrometer's binders do: a pool that is no longer referenced
+ * elsewhere can be collected, and its gauges then read {@code NaN}. A closed pool keeps reporting:
+ * its counters keep their final values and its gauges fall to zero as its workers end; reading never
+ * throws.
+ */
+public final class WorkerPoolMetrics implements MeterBinder {
+  private final WorkerPool pool;
+  private final Tags tags;
+  private final LongSupplier nanoClock;
+
+  /**
+   * Meters for {@code pool}, tagged with its name and {@code tags}.
+   *
+   * @throws NullPointerException if {@code pool} or {@code tags} is null
+   */
+  public WorkerPoolMetrics(WorkerPool pool, Iterable<Tag> tags) {
+    this(pool, tags, System::nanoTime);
+  }
+
+  /** For tests: the clock that decides when the shared snapshot is renewed. */
+  WorkerPoolMetrics(WorkerPool pool, Iterable<Tag> tags, LongSupplier nanoClock) {
+    this.pool = Objects.requireNonNull(pool, "pool must not be null");
+    this.tags = Tags.concat(Objects.requireNonNull(tags, "tags must not be null"), "name", pool.name());
+    this.nanoClock = nanoClock;
+  }
+
+  /**
+   * Registers the meters listed above. Binding the same pool twice to one registry is harmless
+   * (Micrometer returns the meters already registered).
+   */
+  @Override
+  public void bindTo(MeterRegistry registry) {
+    Objects.requireNonNull(registry, "registry must not be null");
+    StatsSampler sampler = new StatsSampler(nanoClock);
+
+    counter(registry, sampler, "executor.completed", "tasks",
+        "Tasks that finished running, normally or by throwing", s -> s.completed() + s.failed());
+    gauge(registry, sampler, "executor.active", "threads", "Tasks running now", PoolStats::busy);
+    gauge(registry, sampler, "executor.queued", "tasks",
+        "Entries in the waiting line: blocked callers and tasks waiting for a seat", PoolStats::waiting);
+    gauge(registry, sampler, "executor.pool.size", "threads", "Live worker threads", PoolStats::workers);
+    gauge(registry, sampler, "executor.pool.max", "threads", "The pool's capacity", PoolStats::capacity);
+
+    counter(registry, sampler, "warmpool.submitted", "tasks", "Tasks accepted", PoolStats::submitted);
+    counter(registry, sampler, "warmpool.failed", "tasks", "Tasks that threw", PoolStats::failed);
+    counter(registry, sampler, "warmpool.rejected", "tasks",
+        "Calls refused because the pool was full or closed", PoolStats::rejected);
+    gauge(registry, sampler, "warmpool.waiting", "tasks", "Entries in the waiting line", PoolStats::waiting);
+    gauge(registry, sampler, "warmpool.idle", "threads", "Workers parked idle", PoolStats::idle);
+    counter(registry, sampler, "warmpool.workers.started", "threads", "Worker threads started",
+        PoolStats::workersStarted);
+    counter(registry, sampler, "warmpool.workers.expired", "threads",
+        "Workers retired after staying idle longer than maxIdle", PoolStats::workersExpired);
+    counter(registry, sampler, "warmpool.workers.stopped", "threads",
+        "Workers stopped by shutdown, a shrinking resize or a failing failure handler",
+        PoolStats::workersStopped);
+  }
+
+  private void gauge(MeterRegistry registry, StatsSampler sampler, String name, String unit,
+      String description, ToDoubleFunction<PoolStats> figure) {
+    Gauge.builder(name, pool, p -> figure.applyAsDouble(sampler.read(p)))
+        .tags(tags).description(description).baseUnit(unit).register(registry);
+  }
+
+  private void counter(MeterRegistry registry, StatsSampler sampler, String name, String unit,
+      String description, ToDoubleFunction<PoolStats> figure) {
+    FunctionCounter.builder(name, pool, p -> figure.applyAsDouble(sampler.read(p)))
+        .tags(tags).description(description).baseUnit(unit).register(registry);
+  }
+
+  @Override
+  public String toString() {
+    return "WorkerPoolMetrics(" + pool.name() + ")";
+  }
+}
