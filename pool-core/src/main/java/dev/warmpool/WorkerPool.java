@@ -193,6 +193,7 @@ public interface WorkerPool extends ScheduledExecutorService, AutoCloseable {
     boolean daemon = true;
     Thread.UncaughtExceptionHandler failureHandler;
     Ticker ticker = Ticker.system();
+    boolean virtualThreads;
 
     Builder() {}
 
@@ -257,15 +258,65 @@ public interface WorkerPool extends ScheduledExecutorService, AutoCloseable {
       return this;
     }
 
+    /**
+     * {@code true}: workers are virtual threads named {@code <name>-<n>} (Java 21 or newer); default
+     * {@code false}, platform threads.
+     *
+     * <p>Everything else stays as documented: at most {@code capacity} tasks run and at most that many
+     * workers exist, the waiting line and the rejections are the same, and {@link PoolStats} counts
+     * virtual workers like platform ones. What changes:
+     * <ul>
+     *   <li><b>FILO and expiry</b> still order the workers: the worker that parked last takes the next
+     *       task, and a worker idle longer than {@code maxIdle} is retired. A parked virtual worker is
+     *       only a small heap object, not a platform thread, so keeping one costs little; expiry
+     *       still frees it, and FILO still means a hot worker's caches are warm, but the carrier
+     *       thread under it is whichever the JDK's scheduler picks.</li>
+     *   <li><b>The bound is the point</b>: with virtual workers the capacity limits concurrency
+     *       towards a resource (connections, a slow service), not the number of costly threads.</li>
+     *   <li><b>Pinning</b>: a task that blocks while it cannot unmount (inside {@code synchronized} on
+     *       Java 21 to 23, in a native frame, or in a class initializer on any version) holds its
+     *       carrier thread; with many such tasks the carriers (about one per core) run out and
+     *       other virtual threads stall. Use {@code ReentrantLock} instead of {@code synchronized}
+     *       around blocking calls, or keep platform workers for such tasks.</li>
+     *   <li>Virtual threads are always daemon threads, so {@link #daemon} does not apply; the pool's
+     *       shared timer and cleaner stay on platform threads.</li>
+     * </ul>
+     * Setting both this and {@link #threadFactory} is an error reported by {@link #build()}.
+     */
+    public Builder virtualThreads(boolean virtualThreads) {
+      this.virtualThreads = virtualThreads;
+      return this;
+    }
+
     /** The time source for idle ages; for tests. */
     public Builder ticker(Ticker ticker) {
       this.ticker = Objects.requireNonNull(ticker, "ticker must not be null");
       return this;
     }
 
-    /** Builds a new pool; no thread is started until the first task. */
+    /**
+     * Builds a new pool; no thread is started until the first task.
+     *
+     * @throws UnsupportedOperationException if {@code virtualThreads(true)} was set on a JVM older
+     *     than Java 21 (the message names the JDK it needs)
+     * @throws IllegalStateException if both {@code virtualThreads(true)} and a thread factory were set
+     */
     public WorkerPool build() {
-      return new BoundedPool(this);
+      if (!virtualThreads) {
+        return new BoundedPool(this);
+      }
+      if (threadFactory != null) {
+        throw new IllegalStateException("virtualThreads(true) and threadFactory(" + threadFactory
+            + ") are exclusive: set one");
+      }
+      // The pool reads its factory from this builder; lend it the virtual one for the construction
+      // only, so the builder stays as the user configured it and can build again.
+      threadFactory = VirtualThreads.factory(name);
+      try {
+        return new BoundedPool(this);
+      } finally {
+        threadFactory = null;
+      }
     }
 
     static int checkCapacity(int capacity) {
