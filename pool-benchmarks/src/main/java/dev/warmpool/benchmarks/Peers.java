@@ -33,6 +33,8 @@ final class Peers {
   static final String FORK_JOIN = "forkjoin";
   static final String JBOSS = "jboss-eqe";
   static final String VIRTUAL = "virtual";
+  /** warmpool with {@code virtualThreads(true)} (Java 21+). */
+  static final String WARMPOOL_VIRTUAL = "warmpool-virtual";
 
   /** Peers of the blocking-mode scenarios, warmpool first. */
   static final List<String> BLOCKING =
@@ -52,6 +54,7 @@ final class Peers {
       case FORK_JOIN: return "ForkJoinPool(N)";
       case JBOSS: return "jboss EnhancedQueueExecutor";
       case VIRTUAL: return "virtual threads+Semaphore(N)";
+      case WARMPOOL_VIRTUAL: return "warmpool virtualThreads(true)";
       case IdleExpiry.BOUNDED_ELASTIC: return "Reactor boundedElastic";
       case "from-fixed": return "Reactor fromExecutorService(fixed)";
       case "rx-io": return "RxJava io()";
@@ -64,7 +67,7 @@ final class Peers {
 
   /** Whether the peer can run on this JVM (virtual threads need Java 21). */
   static boolean available(String id) {
-    return !VIRTUAL.equals(id) || VirtualThreads.FACTORY != null;
+    return !(VIRTUAL.equals(id) || WARMPOOL_VIRTUAL.equals(id)) || VirtualThreads.FACTORY != null;
   }
 
   /** The peers of {@code ids} that run on this JVM. */
@@ -89,6 +92,9 @@ final class Peers {
       case WARMPOOL:
         return WorkerPool.builder().name(name).capacity(n).maxIdle(Duration.ofSeconds(KEEP_ALIVE_SECONDS))
             .maxWaiting(Integer.MAX_VALUE).build();
+      case WARMPOOL_VIRTUAL:
+        return WorkerPool.builder().name(name).capacity(n).maxIdle(Duration.ofSeconds(KEEP_ALIVE_SECONDS))
+            .maxWaiting(Integer.MAX_VALUE).virtualThreads(true).build();
       case TPE_CACHED:
         return new ThreadPoolExecutor(0, Integer.MAX_VALUE, KEEP_ALIVE_SECONDS, TimeUnit.SECONDS,
             new SynchronousQueue<>(), threads);

@@ -165,7 +165,7 @@ final class Scenarios {
     // ForkJoinPool(10,000) is left out: it starts all 10,000 threads like the fixed TPE and takes
     // over a minute to do so on 2 cores, which the quick profile cannot afford.
     List<String> peers = Peers.availableOf(List.of(Peers.WARMPOOL, Peers.TPE_FIXED, Peers.TPE_HANDOFF,
-        Peers.JBOSS, Peers.VIRTUAL, Peers.TPE_CACHED));
+        Peers.JBOSS, Peers.VIRTUAL, Peers.WARMPOOL_VIRTUAL, Peers.TPE_CACHED));
     for (String peer : peers) {
       int tasks = peer.equals(Peers.TPE_CACHED) ? profile.burstTasksThreadPerTask : profile.burstTasks;
       for (int rep = 0; rep < profile.burstReps; rep++) {
