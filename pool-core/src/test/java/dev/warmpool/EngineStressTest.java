@@ -14,6 +14,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.locks.LockSupport;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -28,6 +29,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * rejected task ran, at most {@code capacity} tasks ran at once, and the counters are exact.
  */
 @Timeout(120)
+@Tag("stress")
 class EngineStressTest {
   @AutoClose final PoolFixture fixture = new PoolFixture();
 

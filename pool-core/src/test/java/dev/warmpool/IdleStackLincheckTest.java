@@ -11,6 +11,7 @@ import org.jetbrains.kotlinx.lincheck.paramgen.IntGen;
 import org.jetbrains.kotlinx.lincheck.paramgen.LongGen;
 import org.jetbrains.kotlinx.lincheck.strategy.managed.modelchecking.ModelCheckingOptions;
 import org.jetbrains.kotlinx.lincheck.strategy.stress.StressOptions;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -29,6 +30,7 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(600) // seconds per test: a hang fails the test instead of stalling the build
 @Param(name = "cutoff", gen = LongGen.class, conf = "0:7")
 @Param(name = "count", gen = IntGen.class, conf = "1:3")
+@Tag("model-check")
 public class IdleStackLincheckTest {
   private static final int CAPACITY = 3; // a ring of 4 slots: positions wrap around quickly
   private static final int GROWN = 8;

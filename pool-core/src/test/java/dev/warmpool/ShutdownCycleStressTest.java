@@ -17,6 +17,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.locks.LockSupport;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -33,6 +34,7 @@ import org.junit.jupiter.api.Timeout;
  * mode with and without a waiting line, and in nonblocking mode.
  */
 @Timeout(120)
+@Tag("stress")
 class ShutdownCycleStressTest {
   @AutoClose final PoolFixture fixture = new PoolFixture();
 

@@ -10,6 +10,7 @@ import org.jetbrains.kotlinx.lincheck.annotations.Validate;
 import org.jetbrains.kotlinx.lincheck.execution.ExecutionScenario;
 import org.jetbrains.kotlinx.lincheck.strategy.managed.modelchecking.ModelCheckingOptions;
 import org.jetbrains.kotlinx.lincheck.strategy.stress.StressOptions;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -90,6 +91,7 @@ import org.junit.jupiter.api.Timeout;
  * {@code parkIdle} re-check covers the window, at the cost of a park) and passed; removing both failed.
  */
 @Timeout(300) // seconds: a hang fails the test instead of stalling the build
+@Tag("model-check")
 public class SignalProtocolLincheckTest {
   /** Worker operations in the model: worker0 and worker1; a pool of capacity 1 uses one. */
   static final int WORKERS = 2;

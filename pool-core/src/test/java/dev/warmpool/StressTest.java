@@ -13,6 +13,7 @@ import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -24,6 +25,7 @@ import org.junit.jupiter.api.Timeout;
  * the counters add up at the end.
  */
 @Timeout(300) // seconds per test: a hang fails the test instead of stalling the build
+@Tag("stress")
 class StressTest {
   private static final int SUBMITTERS = 8;
   private static final int PER_SUBMITTER = 200_000;

@@ -32,7 +32,7 @@ import reactor.core.scheduler.Schedulers;
 
 /**
  * The goal table of issue 10 ("Performance goals") measured in one JVM: every shape except the
- * Kotlin round trips (see {@code RoundTripComparison.kt} in pool-kotlin). Peers are interleaved
+ * Kotlin round trips (see {@code CoroutineRoundTripComparison.kt} and {@code CoroutineShapes.kt}). Peers are interleaved
  * round by round (round r: for each shape, warmpool, then each peer); the first {@code warmup}
  * rounds are discarded and the table gives the median of the other {@code rounds}. Uses only
  * warmpool's public API (the builder, {@code execute}, {@code stats()} and the adapters'

@@ -12,6 +12,7 @@ import kotlinx.coroutines.launch
 import kotlinx.coroutines.withTimeout
 import kotlinx.coroutines.yield
 import org.assertj.core.api.Assertions.assertThat
+import org.junit.jupiter.api.Tag
 import org.junit.jupiter.api.AfterEach
 import org.junit.jupiter.api.Timeout
 import org.junit.jupiter.params.ParameterizedTest
@@ -19,6 +20,7 @@ import org.junit.jupiter.params.provider.ValueSource
 
 /** Races of admission, resume, rejection and cancellation; short, but many at once. */
 @Timeout(30)
+@Tag("stress")
 class StressTest {
     private val pools = TestPools()
 

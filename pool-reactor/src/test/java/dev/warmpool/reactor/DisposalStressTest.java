@@ -10,6 +10,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import reactor.core.Disposable;
@@ -21,6 +22,7 @@ import reactor.test.StepVerifier;
  * exactly once, or a graceful disposal would never complete (a lost end) or complete too early (a
  * double end, caught by the running-task check).
  */
+@Tag("stress")
 class DisposalStressTest {
   private final WorkerPool pool = WorkerPool.builder().name("stress").capacity(4).build();
   private final Scheduler scheduler = PoolSchedulers.from(pool);

@@ -10,5 +10,11 @@
  *       scheduler with {@code delay}, {@code interval}, {@code timeout} and the like.</li>
  * </ul>
  * The adapter holds no queue and no thread of its own: workers, delays and admission are the core's.
+ *
+ * <p>Nothing in the public API accepts or returns {@code null} unless it says so
+ * ({@code @NullMarked}).
  */
+@NullMarked
 package dev.warmpool.rxjava3;
+
+import org.jspecify.annotations.NullMarked;

@@ -1,6 +1,7 @@
-package dev.warmpool.reactor;
+package dev.warmpool.benchmarks;
 
 import dev.warmpool.WorkerPool;
+import dev.warmpool.reactor.PoolSchedulers;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -25,14 +26,16 @@ import reactor.core.scheduler.Schedulers;
  * warm-up the rounds are interleaved (A, B, C, A, B, C, ...) so that drift in the machine's load hits
  * all three alike; the report gives the median items/s and the ratios.
  *
- * <p>A plain main class, not a test (surefire does not pick it up). Run it with:
+ * <p>A plain main class in pool-benchmarks (it was a test-folder main of the adapter). Run from the
+ * repository root:
  * <pre>
- * ./mvnw -q -pl pool-reactor test-compile dependency:build-classpath -Dmdep.outputFile=target/cp.txt
- * java -cp pool-reactor/target/classes:pool-reactor/target/test-classes:$(cat pool-reactor/target/cp.txt) \
- *     dev.warmpool.reactor.ThroughputComparison [N]
+ * ./mvnw -q -B -pl pool-benchmarks -am install -DskipTests
+ * ./mvnw -q -B -pl pool-benchmarks dependency:build-classpath -Dmdep.outputFile=target/cp.txt
+ * java -cp pool-benchmarks/target/classes:$(cat pool-benchmarks/target/cp.txt) \
+ *     dev.warmpool.benchmarks.ReactorThroughputComparison [N]
  * </pre>
  */
-public final class ThroughputComparison {
+public final class ReactorThroughputComparison {
   private static final int ITEMS = 200_000;
   private static final int CONCURRENCY = 64;
   private static final int WARMUP_ROUNDS = 3;
@@ -103,5 +106,5 @@ public final class ThroughputComparison {
     return Arrays.toString(values.stream().mapToLong(Math::round).toArray());
   }
 
-  private ThroughputComparison() {}
+  private ReactorThroughputComparison() {}
 }

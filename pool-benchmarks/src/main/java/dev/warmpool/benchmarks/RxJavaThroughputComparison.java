@@ -1,6 +1,7 @@
-package dev.warmpool.rxjava3;
+package dev.warmpool.benchmarks;
 
 import dev.warmpool.WorkerPool;
+import dev.warmpool.rxjava3.PoolSchedulers;
 import io.reactivex.rxjava3.core.Flowable;
 import io.reactivex.rxjava3.core.Scheduler;
 import io.reactivex.rxjava3.schedulers.Schedulers;
@@ -19,22 +20,24 @@ import java.util.concurrent.TimeUnit;
  * Schedulers.from(Executors.newFixedThreadPool(N))}, side by side in one JVM: a warmup, then five
  * rounds in which the candidates take turns in a rotating order; medians and ratios at the end.
  *
- * <p>A plain main class, not a test (surefire does not pick it up). Run from {@code pool-rxjava}:
+ * <p>A plain main class in pool-benchmarks (it was a test-folder main of the adapter). Run from the
+ * repository root:
  * <pre>
- * ../mvnw -q -B test-compile dependency:build-classpath -Dmdep.outputFile=target/cp.txt
- * java -cp target/test-classes:target/classes:$(cat target/cp.txt) \
- *     dev.warmpool.rxjava3.ThroughputComparison [N]
+ * ./mvnw -q -B -pl pool-benchmarks -am install -DskipTests
+ * ./mvnw -q -B -pl pool-benchmarks dependency:build-classpath -Dmdep.outputFile=target/cp.txt
+ * java -cp pool-benchmarks/target/classes:$(cat pool-benchmarks/target/cp.txt) \
+ *     dev.warmpool.benchmarks.RxJavaThroughputComparison [N]
  * </pre>
  * N (default 8) is both the fixed pool's size and the warmpool's capacity; the warmpool is in
  * blocking mode, so the 64 concurrent inner subscriptions beyond N wait in its line.
  */
-public final class ThroughputComparison {
+public final class RxJavaThroughputComparison {
   private static final int ITEMS = 200_000;
   private static final int CONCURRENCY = 64;
   private static final int WARMUP = 3;
   private static final int ROUNDS = 5;
 
-  private ThroughputComparison() {}
+  private RxJavaThroughputComparison() {}
 
   /** Runs the comparison; {@code args[0]}, if given, is N. */
   public static void main(String[] args) {

@@ -1,6 +1,9 @@
-package dev.warmpool.kotlin
+@file:JvmName("CoroutineRoundTripComparison")
+
+package dev.warmpool.benchmarks
 
 import dev.warmpool.WorkerPool
+import dev.warmpool.kotlin.asCoroutineDispatcher
 import java.util.concurrent.Executors
 import kotlin.coroutines.CoroutineContext
 import kotlinx.coroutines.CoroutineDispatcher
@@ -19,10 +22,10 @@ import kotlinx.coroutines.withContext
  * ratios (above 1: the other one takes longer). A fourth line, a bare `pool.enqueue` dispatcher over
  * the same core, separates the adapter's cost from the core's. Run from the repository root:
  * ```
- * ./mvnw -q -B -pl pool-kotlin test-compile dependency:build-classpath \
- *     -Dmdep.outputFile=/tmp/cp.txt -Dmdep.includeScope=test
- * java -cp pool-kotlin/target/test-classes:pool-kotlin/target/classes:$(cat /tmp/cp.txt) \
- *     dev.warmpool.kotlin.RoundTripComparisonKt
+ * ./mvnw -q -B -pl pool-benchmarks -am install -DskipTests
+ * ./mvnw -q -B -pl pool-benchmarks dependency:build-classpath -Dmdep.outputFile=target/cp.txt
+ * java -cp pool-benchmarks/target/classes:$(cat pool-benchmarks/target/cp.txt) \
+ *     dev.warmpool.benchmarks.CoroutineRoundTripComparison
  * ```
  */
 fun main() {
