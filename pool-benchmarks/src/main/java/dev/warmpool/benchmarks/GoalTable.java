@@ -58,6 +58,9 @@ import reactor.core.scheduler.Schedulers;
  *       of capacity 64 each round: {@code stats().workersStarted()}, the peak of
  *       {@code stats().workers()} and of {@code stats().busy()} sampled every 1 ms by a side thread;
  *       vs a fresh fixed(64)'s largest pool size, peak pool size and peak active count.</li>
+ *   <li>Kotlin: {@code 200k x scale} round trips {@code withContext(d) {}} from 64 coroutines of a
+ *       {@code runBlocking} loop, capacity 20: vs {@code newFixedThreadPool(20).asCoroutineDispatcher()}
+ *       and {@code Dispatchers.IO.limitedParallelism(20)}; round trips per second.</li>
  * </ol>
  *
  * <p>Every ratio is oriented so that above 1 means warmpool is better: throughput is
@@ -69,7 +72,7 @@ import reactor.core.scheduler.Schedulers;
  * not), so about 3 minutes in all.
  *
  * <p>Options ({@code key=value}): {@code rounds=5} measured rounds, {@code warmup=1} discarded
- * rounds, {@code scale=1} multiplies every size and duration, {@code only=1,2,3,4,5,6} shapes.
+ * rounds, {@code scale=1} multiplies every size and duration, {@code only=1,2,3,4,5,6,7} shapes.
  * Build once, then run from the repository root (on Temurin 25, replace {@code java} by
  * {@code /usr/lib/jvm/temurin-25-jdk-amd64/bin/java}; the classes target Java 17):
  * <pre>
@@ -100,7 +103,7 @@ public final class GoalTable {
     int warmup = Harness.intOption(o, "warmup", 1);
     double scale = Double.parseDouble(o.getOrDefault("scale", "1"));
     Set<Integer> only = new TreeSet<>();
-    for (String s : o.getOrDefault("only", "1,2,3,4,5,6").split(",")) {
+    for (String s : o.getOrDefault("only", "1,2,3,4,5,6,7").split(",")) {
       only.add(Integer.parseInt(s.trim()));
     }
     GoalTable t = new GoalTable(scale);
@@ -115,6 +118,7 @@ public final class GoalTable {
       if (only.contains(4)) shapes.add(t.new RxShape());
       if (only.contains(5)) shapes.add(t.new Latency());
       if (only.contains(6)) shapes.add(t.new Threads());
+      if (only.contains(7)) shapes.add(t.new KotlinShape());
       for (int r = 0; r < warmup + rounds; r++) {
         t.measuring = r >= warmup;
         long rs = System.nanoTime();
@@ -226,6 +230,13 @@ public final class GoalTable {
       row(out, s, "stream tasks submitted", Kind.INFO, Peers.TPE_FIXED, "fixed(64)", Double.NaN);
       out.line("| (goal) | busy or spinning workers ~ cores (" + NPROC
           + "), the others parked and expiring | | | | | report | |");
+    }
+    if (only.contains(7)) {
+      String s = "Kotlin withContext round trips, 64 concurrent, capacity 20";
+      row(out, s, "round trips/s", Kind.THROUGHPUT, "kotlin-fixed",
+          "fixed(20).asCoroutineDispatcher()", 1.0);
+      row(out, s, "round trips/s", Kind.THROUGHPUT, "kotlin-io-limited",
+          "Dispatchers.IO.limitedParallelism(20)", 1.0);
     }
   }
 
@@ -457,6 +468,32 @@ public final class GoalTable {
     public void close() {
       schedulers[0].shutdown();
       schedulers[1].shutdown();
+      Peers.close(pool);
+      Peers.close(fixed);
+    }
+  }
+
+  /** Shape 7: Kotlin round trips, through {@code CoroutineShapes.kt}. */
+  final class KotlinShape implements Shape {
+    final String shape = "Kotlin withContext round trips, 64 concurrent, capacity 20";
+    final WorkerPool pool = WorkerPool.builder().name("kt-wp").capacity(ADAPTER_CAPACITY).build();
+    final ExecutorService fixed =
+        Executors.newFixedThreadPool(ADAPTER_CAPACITY, Peers.named("kt-fixed"));
+    final String[] ids = {Peers.WARMPOOL, "kotlin-fixed", "kotlin-io-limited"};
+    final List<kotlinx.coroutines.CoroutineDispatcher> dispatchers =
+        CoroutineShapes.goalDispatchers(pool, fixed, ADAPTER_CAPACITY);
+
+    @Override
+    public void round() {
+      int roundTrips = Math.max(CONCURRENCY * 100, (int) (200_000 * scale));
+      for (int i = 0; i < ids.length; i++) {
+        record(shape, "round trips/s", ids[i], CoroutineShapes.withContextRoundTripsPerSecond(
+            dispatchers.get(i), roundTrips, CONCURRENCY));
+      }
+    }
+
+    @Override
+    public void close() {
       Peers.close(pool);
       Peers.close(fixed);
     }

@@ -53,3 +53,23 @@ private fun roundTrips(d: CoroutineDispatcher, items: Int): Double {
     }
     return perCoroutine * AdapterShapes.CONCURRENCY / ((System.nanoTime() - t0) / 1e9)
 }
+
+/**
+ * For [GoalTable]'s Kotlin shape: `roundTrips` round trips `withContext(d) {}` issued by `concurrency`
+ * coroutines of a `runBlocking` loop; round trips per second.
+ */
+fun withContextRoundTripsPerSecond(d: CoroutineDispatcher, roundTrips: Int, concurrency: Int): Double {
+    val each = roundTrips / concurrency
+    val t0 = System.nanoTime()
+    runBlocking {
+        repeat(concurrency) {
+            launch { repeat(each) { withContext(d) {} } }
+        }
+    }
+    return each * concurrency / ((System.nanoTime() - t0) / 1e9)
+}
+
+/** The three dispatchers of [GoalTable]'s Kotlin shape, in the order warmpool, fixed pool, IO view. */
+fun goalDispatchers(pool: WorkerPool, fixed: java.util.concurrent.ExecutorService, parallelism: Int):
+    List<CoroutineDispatcher> =
+    listOf(pool.asCoroutineDispatcher(), fixed.asCoroutineDispatcher(), Dispatchers.IO.limitedParallelism(parallelism))
