@@ -1,7 +1,5 @@
 package dev.warmpool.reactor;
 
-import dev.warmpool.PoolOverloadedException;
-import dev.warmpool.PoolStats;
 import dev.warmpool.WorkerPool;
 import java.util.Objects;
 import java.util.Set;
@@ -44,11 +42,10 @@ import reactor.core.scheduler.Schedulers;
  * disposer waits for it. When {@code active} reaches 0 outside ACTIVE, the scheduler is quiescent:
  * {@link #disposeGracefully()} completes (for an owned pool, once the pool has terminated too).
  *
- * <p><b>Admission of timed work.</b> The pool admits a delayed task when it is scheduled but never
- * rejects it for being full (when due it waits in line). Reactor expects {@code Mono.delay} and
- * {@code Flux.interval} on a saturated bounded scheduler to fail, so in nonblocking mode this class
- * rejects timed work with {@link PoolOverloadedException} when no worker is idle and the pool is at
- * capacity at scheduling time (a worker that was admitted before is exempt: admission once).
+ * <p><b>Timed work.</b> A delayed or periodic task takes no thread until it is due, so it is
+ * refused only by a closed pool (DESIGN.md guarantee 7): when due it is admitted work and waits its
+ * turn. Reactor turns a refused timer into an immediate error ({@code timeout} firing at once,
+ * {@code Retry.backoff} giving up), which is what a busy pool must not cause.
  */
 final class PoolScheduler implements Scheduler, Scannable, PeriodicTask.Rearm {
   static final int ACTIVE = 0;
@@ -102,7 +99,6 @@ final class PoolScheduler implements Scheduler, Scannable, PeriodicTask.Rearm {
     PoolTask t = new PoolTask(Schedulers.onSchedule(requireTask(task)), this, null, true);
     enterTimed(t);
     try {
-      checkAdmission();
       t.setFuture(pool.schedule(t, delay, unit));
     } catch (RuntimeException rejected) {
       t.cancelIfPending();
@@ -123,7 +119,6 @@ final class PoolScheduler implements Scheduler, Scannable, PeriodicTask.Rearm {
         : new PeriodicTask(r, this, null, this, first, 0);
     enterTimed(t);
     try {
-      checkAdmission();
       t.setFuture(period > 0
           ? pool.scheduleAtFixedRate(t, initialDelay, period, unit)
           : pool.schedule(t, initialDelay, unit));
@@ -191,21 +186,6 @@ final class PoolScheduler implements Scheduler, Scannable, PeriodicTask.Rearm {
       timed.remove(t);
     }
     exit();
-  }
-
-  /**
-   * Nonblocking mode: rejects timed work when no worker is idle and the pool is at capacity, as the
-   * pool itself does for immediate work (see the class notes).
-   */
-  void checkAdmission() {
-    if (!pool.isNonblocking()) {
-      return;
-    }
-    PoolStats s = pool.stats();
-    if (s.idle() == 0 && s.workers() >= s.capacity()) {
-      throw new PoolOverloadedException("pool '" + pool.name() + "' is overloaded: no idle worker "
-          + "for a delayed task (capacity " + s.capacity() + ", busy " + s.busy() + ")");
-    }
   }
 
   /** Disposed, not merely disposing gracefully: tasks that have not started must not start. */

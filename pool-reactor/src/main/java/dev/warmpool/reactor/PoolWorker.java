@@ -21,7 +21,7 @@ import reactor.core.scheduler.Schedulers;
 final class PoolWorker implements Scheduler.Worker, Scannable, PeriodicTask.Rearm {
   final PoolScheduler parent;
   private final SerialExecutor lane;
-  /** Set once the lane accepted a task: later timed tasks skip the admission check. */
+  /** Set once the lane accepted an immediate task (a timer does not admit the lane). */
   private volatile boolean admitted;
   private volatile boolean disposed;
   /** Head of the list of tasks not yet ended; accessed only under {@code this}' lock. */
@@ -74,15 +74,11 @@ final class PoolWorker implements Scheduler.Worker, Scannable, PeriodicTask.Rear
     track(t);
     parent.addTimed(t);
     try {
-      if (!admitted) {
-        parent.checkAdmission();
-      }
       t.setFuture(lane.schedule(t, delay, unit));
     } catch (RuntimeException rejected) {
       t.cancelIfPending();
       throw rejected;
     }
-    admitted = true;
     return t;
   }
 

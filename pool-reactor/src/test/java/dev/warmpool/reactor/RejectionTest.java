@@ -58,9 +58,7 @@ class RejectionTest {
     return Stream.of(
         stream("Flux.publishOn", s -> Flux.range(1, 10).hide().publishOn(s)),
         stream("Flux.subscribeOn", s -> Flux.range(1, 10).subscribeOn(s)),
-        stream("Mono.fromCallable.subscribeOn", s -> Mono.fromCallable(() -> 1).subscribeOn(s)),
-        stream("Mono.delay", s -> Mono.delay(Duration.ofMillis(10), s)),
-        stream("Flux.interval", s -> Flux.interval(Duration.ofMillis(10), s).take(3)));
+        stream("Mono.fromCallable.subscribeOn", s -> Mono.fromCallable(() -> 1).subscribeOn(s)));
   }
 
   private static Arguments stream(String name, Function<Scheduler, Publisher<?>> f) {
@@ -99,6 +97,38 @@ class RejectionTest {
         .anyMatch(e -> e instanceof PoolOverloadedException);
     assertThat(droppedErrors).isEmpty();
     assertThat(droppedNexts).isEmpty();
+  }
+
+  /**
+   * Issue 12, fault 2 (guarantee 7): a timer needs no thread until it fires, so a busy nonblocking
+   * pool must not refuse it. v1 refused it at creation, so Reactor signalled at once: {@code
+   * timeout(10 s)} fired after 16 ms and {@code Mono.delay} failed during subscribe.
+   */
+  @Test
+  void timersOnASaturatedNonblockingPoolAreNotRefusedAndFireWhenASeatFrees_fault2()
+      throws Exception {
+    pool = WorkerPool.builder().name("timers").capacity(1).nonblocking(true).build();
+    Scheduler s = PoolSchedulers.from(pool);
+    TestSubscriber<Long> delay = TestSubscriber.create();
+    TestSubscriber<Object> timeout = TestSubscriber.create();
+    TestSubscriber<Long> interval = TestSubscriber.create();
+    try (Occupied busy = Occupied.all(pool)) {
+      Mono.delay(Duration.ofMillis(1), s).subscribe(delay);
+      Mono.never().timeout(Duration.ofSeconds(30), s).subscribe(timeout);
+      Flux.interval(Duration.ofMillis(1), s).take(3).subscribe(interval);
+      // v1 refused these timers inside subscribe(): the outcome would be known now
+      assertThat(delay.isTerminated()).as("Mono.delay not refused").isFalse();
+      assertThat(timeout.isTerminated()).as("timeout(30 s) not fired early").isFalse();
+      assertThat(interval.isTerminated()).as("Flux.interval not refused").isFalse();
+    }
+    await().atMost(Duration.ofSeconds(10)).until(() -> delay.isTerminated()
+        && interval.isTerminated());
+    assertThat(delay.getReceivedOnNext()).containsExactly(0L);
+    assertThat(delay.isTerminatedComplete()).isTrue();
+    assertThat(interval.getReceivedOnNext()).containsExactly(0L, 1L, 2L);
+    assertThat(timeout.isTerminated()).isFalse();
+    timeout.cancel();
+    assertThat(droppedErrors).isEmpty();
   }
 
   @Test
@@ -149,8 +179,6 @@ class RejectionTest {
   void aBlockingPoolNeverBlocksTheSubscribingThreadWorkWaitsInLine() throws Exception {
     pool = WorkerPool.builder().name("line").capacity(1).build();
     Scheduler s = PoolSchedulers.from(pool);
-    List<TestSubscriber<Object>> subscribers = Stream.generate(TestSubscriber::create).limit(5)
-        .collect(Collectors.toList());
     List<Function<Scheduler, Publisher<?>>> streams = streams()
         .map(a -> {
           @SuppressWarnings("unchecked")
@@ -159,6 +187,8 @@ class RejectionTest {
           return named.getPayload();
         })
         .collect(Collectors.toList());
+    List<TestSubscriber<Object>> subscribers = Stream.generate(TestSubscriber::create)
+        .limit(streams.size()).collect(Collectors.toList());
     try (Occupied busy = Occupied.all(pool)) {
       assertTimeoutPreemptively(Duration.ofSeconds(5), () -> {
         for (int i = 0; i < streams.size(); i++) {
