@@ -1,5 +1,6 @@
 package dev.warmpool.benchmarks;
 
+import dev.warmpool.WorkerPool;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -13,7 +14,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * at the start), threads started, and peak RSS ({@code VmHWM}; the JVM alone is in {@code rss
  * before}). Run once per fresh JVM.
  *
- * <p>Usage: {@code AntsBurst <peer> [tasks=100000] [capacity=10000] [sleepMs=10]}
+ * <p>Usage: {@code AntsBurst <peer> [tasks=100000] [capacity=10000] [sleepMs=10] [via=execute|enqueue]}.
+ * {@code via=enqueue} (warmpool peers only) submits with {@code WorkerPool.enqueue}, which never blocks
+ * the producer: the tasks beyond the capacity wait in the line without a thread. It separates the
+ * cost of a blocked producer's hand-off from the cost of running the tasks.
  */
 public final class AntsBurst {
   static final String TABLE = "burst";
@@ -26,6 +30,7 @@ public final class AntsBurst {
     int tasks = Harness.intOption(o, "tasks", 100_000);
     int capacity = Harness.intOption(o, "capacity", 10_000);
     long sleepMs = Harness.intOption(o, "sleepMs", 10);
+    boolean viaEnqueue = "enqueue".equals(o.getOrDefault("via", "execute"));
 
     AtomicLong remaining = new AtomicLong(tasks);
     CountDownLatch done = new CountDownLatch(1);
@@ -47,8 +52,15 @@ public final class AntsBurst {
     long start = System.nanoTime();
     String failure = null;
     try {
-      for (int i = 0; i < tasks; i++) {
-        executor.execute(task);
+      if (viaEnqueue) {
+        WorkerPool pool = (WorkerPool) executor;
+        for (int i = 0; i < tasks; i++) {
+          pool.enqueue(task);
+        }
+      } else {
+        for (int i = 0; i < tasks; i++) {
+          executor.execute(task);
+        }
       }
       done.await();
     } catch (OutOfMemoryError | RuntimeException e) {
