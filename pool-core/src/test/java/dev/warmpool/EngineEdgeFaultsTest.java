@@ -471,15 +471,22 @@ class EngineEdgeFaultsTest {
     int rounds = 0;
     while (rounds < 300 && System.nanoTime() < end) {
       PoolStats before = pool.stats();
-      long expired = before.workersExpired();
-      if (before.idle() != 1) { // no idle worker to expire: make one
+      if (before.idle() != 1) { // no idle worker to expire: make one, and start over once it idles
         try {
           pool.execute(task);
           accepted++;
         } catch (PoolOverloadedException e) {
           rejections.add("making a worker: execute threw \"" + e.getMessage() + "\"");
         }
+        int want = accepted;
+        eventually().atMost(Duration.ofSeconds(5)).until(() -> ran.get() == want
+            && (pool.stats().idle() == 1 || pool.stats().workers() == 0));
+        continue;
       }
+      // Read with the worker idle: the cleaner gives a slot back before it counts the expiry, so
+      // a count taken while the previous expiry was still being counted would make that late
+      // increment look like this worker's, while the task just made for it still runs.
+      long expired = before.workersExpired();
       // Catch the cleaner in the act: submit the moment it counts the only worker expired.
       long giveUp = System.nanoTime() + SECONDS.toNanos(2);
       boolean missed = false;
