@@ -305,7 +305,24 @@ final class BoundedPool extends AbstractWorkerPool {
       return false;
     }
     withdrawn();
+    leftLine();
     return true;
+  }
+
+  /** A closing lane takes its carrier out of the line; false if it was not waiting there. */
+  boolean withdrawCarrier(SerialLane lane) {
+    if (!line.cancelCarrier(lane)) {
+      return false;
+    }
+    leftLine();
+    return true;
+  }
+
+  /** An entry left the line without a seat: a shutdown may have been waiting for the line only. */
+  private void leftLine() {
+    if (!state.isRunning()) {
+      tryTerminate();
+    }
   }
 
   /** A task withdrawn by its handle no longer counts as accepted. */

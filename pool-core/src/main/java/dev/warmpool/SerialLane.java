@@ -33,6 +33,10 @@ import java.util.function.Consumer;
  * that of a lane a worker is draining ({@link Worker#lane}). A lane that a worker picks up at the
  * very moment of {@code shutdownNow} may still run its queued tasks: they were taken with the
  * carrier, as a plain task taken by a worker runs.
+ *
+ * <p><b>Closing.</b> {@link #close()} cancels the queued tasks and, with nothing left, takes the
+ * lane's carrier out of the pool's waiting line, so a closed lane holds no place under
+ * {@code maxWaiting}; a carrier already taken by a worker just finds the queue empty.
  */
 final class SerialLane implements SerialExecutor {
   /** Tasks a lane runs before yielding its worker, if others wait in line. */
@@ -248,6 +252,11 @@ final class SerialLane implements SerialExecutor {
     }
     while (queue.poll() != null) {
       pool.withdrawn(); // cancelled: it never ran and no longer counts as accepted
+    }
+    // With nothing left to run, the lane gives up its place in the pool's line, so that waiting
+    // and maxWaiting count only live work. A carrier a worker already took finds the queue empty.
+    if (queue.isEmpty() && pool.withdrawCarrier(this)) {
+      scheduled.set(false);
     }
   }
 

@@ -135,4 +135,34 @@ class TaskHandleTest {
     PoolFixture.eventually().until(() -> pool.stats().completed() == 3);
     assertThat(pool.stats().submitted()).isEqualTo(3);
   }
+
+  /** Issue 11: a lane with nothing left gives up its place in line. */
+  @Test
+  void aClosedLaneWithNothingLeftGivesUpItsPlaceInLine() throws Exception {
+    PoolFixture.Gate gate = fixture.gate();
+    WorkerPool pool = busyPool(1, gate);
+    SerialExecutor lane = pool.newSerialExecutor();
+    AtomicInteger laneRan = new AtomicInteger();
+    lane.execute(laneRan::incrementAndGet); // the lane's first task: its carrier waits in line
+    lane.execute(laneRan::incrementAndGet);
+    assertThat(pool.stats().waiting()).isEqualTo(1);
+    assertThatThrownBy(() -> pool.enqueue(() -> { }))
+        .as("the lane holds the only place (maxWaiting 1)")
+        .isInstanceOf(PoolOverloadedException.class);
+
+    lane.close(); // cancels both tasks: nothing is left to carry
+    PoolStats afterClose = pool.stats();
+    assertThat(afterClose.waiting()).as("waiting after the lane closed").isZero();
+    assertThat(afterClose.submitted()).as("the lane's tasks no longer count").isEqualTo(1);
+    CountDownLatch other = new CountDownLatch(1);
+    pool.enqueue(other::countDown); // the freed place takes other work
+    gate.open();
+    PoolFixture.await(other);
+    pool.shutdown();
+    assertThat(pool.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
+    assertThat(laneRan.get()).as("runs of the closed lane's tasks").isZero();
+    PoolStats end = pool.stats();
+    assertThat(end.submitted()).isEqualTo(2);
+    assertThat(end.completed()).isEqualTo(2);
+  }
 }
