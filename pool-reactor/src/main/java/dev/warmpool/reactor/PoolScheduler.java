@@ -82,7 +82,7 @@ final class PoolScheduler implements Scheduler, Scannable, PeriodicTask.Rearm {
     PoolTask t = new PoolTask(Schedulers.onSchedule(requireTask(task)), this, null, false);
     enter();
     try {
-      pool.enqueue(t);
+      t.setHandle(pool.enqueue(t));
     } catch (RuntimeException rejected) {
       t.cancelIfPending();
       throw rejected;

@@ -1,5 +1,6 @@
 package dev.warmpool.reactor;
 
+import dev.warmpool.TaskHandle;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import reactor.core.Disposable;
@@ -55,6 +56,8 @@ class PoolTask implements Runnable, Disposable {
   private volatile Thread runner;
   /** A timed task's handle in the core timer, cancelled when the task is disposed. */
   private volatile Future<?> future;
+  /** An immediate task's handle in the pool, withdrawn (out of the line) when it is disposed. */
+  private volatile TaskHandle handle;
 
   /** Links of the owning worker's task list; accessed only under that worker's lock. */
   PoolTask prev;
@@ -194,7 +197,19 @@ class PoolTask implements Runnable, Disposable {
     }
   }
 
+  /** Attaches the pool's handle; withdraws the task at once if it was disposed meanwhile. */
+  final void setHandle(TaskHandle h) {
+    handle = h;
+    if (state >= CANCELLED) {
+      h.cancel();
+    }
+  }
+
   private void cancelFuture() {
+    TaskHandle h = handle;
+    if (h != null) {
+      h.cancel(); // a disposed task leaves the pool's line at once: waiting counts live work only
+    }
     Future<?> f = future;
     if (f != null) {
       f.cancel(false); // never the core's interrupt: this task delivers its own, see dispose()

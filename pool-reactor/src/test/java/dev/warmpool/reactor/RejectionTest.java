@@ -131,6 +131,36 @@ class RejectionTest {
     assertThat(droppedErrors).isEmpty();
   }
 
+  /**
+   * Issue 12, fault 6: a cancelled subscription's worker must not keep its place in the line. v1
+   * left {@code waiting == 4} after four cancelled {@code subscribeOn}s, and the fifth was rejected.
+   */
+  @Test
+  void cancelledSubscriptionsGiveUpTheirPlacesInLine_fault6() throws Exception {
+    pool = WorkerPool.builder().name("withdrawn").capacity(1).maxWaiting(4).build();
+    Scheduler s = PoolSchedulers.from(pool);
+    TestSubscriber<Integer> fifth = TestSubscriber.create();
+    try (Occupied busy = Occupied.all(pool)) {
+      // Two direct tasks (a Callable's subscribeOn schedules on the scheduler) and two workers
+      // (a Flux's subscribeOn takes a worker, a serial lane).
+      List<reactor.core.Disposable> four = List.of(
+          Mono.fromCallable(() -> 1).subscribeOn(s).subscribe(),
+          Flux.range(1, 2).subscribeOn(s).subscribe(),
+          Mono.fromCallable(() -> 2).subscribeOn(s).subscribe(),
+          Flux.range(1, 2).subscribeOn(s).subscribe());
+      assertThat(pool.stats().waiting()).isEqualTo(4);
+      four.forEach(reactor.core.Disposable::dispose);
+      assertThat(pool.stats().waiting()).as("waiting after the four cancels").isZero();
+      assertThat(((reactor.core.Scannable) s).scan(reactor.core.Scannable.Attr.BUFFERED))
+          .isEqualTo(0);
+      Mono.fromCallable(() -> 5).subscribeOn(s).subscribe(fifth);
+      assertThat(fifth.isTerminated()).as("the fifth is not rejected").isFalse();
+    }
+    await().atMost(Duration.ofSeconds(10)).until(fifth::isTerminated);
+    assertThat(fifth.getReceivedOnNext()).containsExactly(5);
+    assertThat(droppedErrors).isEmpty();
+  }
+
   @Test
   void aStreamWhoseWorkerWasAdmittedBeforeThePoolFilledCompletesNormally() throws Exception {
     pool = WorkerPool.builder().name("admitted").capacity(1).nonblocking(true).build();
