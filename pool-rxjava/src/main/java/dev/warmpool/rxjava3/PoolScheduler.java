@@ -96,7 +96,7 @@ final class PoolScheduler extends Scheduler {
     if (delay <= 0) {
       PoolTask task = new PoolTask(decorated, null, null);
       try {
-        pool.enqueue(task);
+        task.setHandle(pool.enqueue(task));
       } catch (RejectedExecutionException e) {
         rejected(e);
         return Disposable.disposed();

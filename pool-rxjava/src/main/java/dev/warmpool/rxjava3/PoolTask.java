@@ -3,6 +3,7 @@ package dev.warmpool.rxjava3;
 import io.reactivex.rxjava3.disposables.Disposable;
 import io.reactivex.rxjava3.plugins.RxJavaPlugins;
 import io.reactivex.rxjava3.schedulers.SchedulerRunnableIntrospection;
+import dev.warmpool.TaskHandle;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -35,6 +36,8 @@ final class PoolTask extends AtomicInteger
   private final PoolScheduler tracker;
   /** The timer handle of a delayed task, cancelled by dispose. */
   private volatile Future<?> future;
+  /** The pool's handle of an immediate direct task, withdrawn (out of the line) by dispose. */
+  private volatile TaskHandle handle;
 
   PoolTask(Runnable run, PoolWorker worker, PoolScheduler tracker) {
     this.run = run;
@@ -47,6 +50,14 @@ final class PoolTask extends AtomicInteger
     future = f;
     if (get() == FINISHED) { // written before read, as dispose does the reverse: no lost cancel
       f.cancel(false);
+    }
+  }
+
+  /** Publishes the pool's handle; withdraws the task at once if it was disposed meanwhile. */
+  void setHandle(TaskHandle h) {
+    handle = h;
+    if (get() == FINISHED) { // a finished run makes cancel() a no-op
+      h.cancel();
     }
   }
 
@@ -77,6 +88,10 @@ final class PoolTask extends AtomicInteger
       }
       if (compareAndSet(s, FINISHED)) {
         if (s == READY) {
+          TaskHandle h = handle;
+          if (h != null) {
+            h.cancel(); // leaves the pool's line at once: waiting counts live work only
+          }
           Future<?> f = future;
           if (f != null) {
             f.cancel(false);

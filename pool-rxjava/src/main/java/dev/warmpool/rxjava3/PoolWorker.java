@@ -53,9 +53,7 @@ final class PoolWorker extends Scheduler.Worker {
         task.setFuture(lane.schedule(task, delay, unit));
       }
     } catch (RejectedExecutionException e) {
-      if (!isDisposed()) { // a closed lane means we were disposed meanwhile: not an error
-        scheduler.rejected(e);
-      }
+      rejected(e);
       return Disposable.disposed();
     }
     return task;
@@ -75,12 +73,22 @@ final class PoolWorker extends Scheduler.Worker {
     try {
       task.start();
     } catch (RejectedExecutionException e) {
-      if (!isDisposed()) {
-        scheduler.rejected(e);
-      }
+      rejected(e);
       return Disposable.disposed();
     }
     return task;
+  }
+
+  /**
+   * A rejection ends this worker, as RxJava's own {@code ExecutorWorker} does: the worker reports
+   * it and disposes itself, so nothing more is scheduled on a worker whose stream already failed.
+   * A closed lane means we were disposed meanwhile: not an error.
+   */
+  private void rejected(RejectedExecutionException e) {
+    if (!isDisposed()) {
+      scheduler.rejected(e);
+      dispose();
+    }
   }
 
   /** From its first timed task on, a shutdown must close this worker's lane to release timers. */

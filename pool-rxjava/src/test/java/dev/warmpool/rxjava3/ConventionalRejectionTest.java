@@ -76,9 +76,50 @@ class ConventionalRejectionTest {
       assertOneRejection(PoolClosedException.class);
       assertThat(w.schedule(() -> { })).isSameAs(Disposable.disposed());
       assertOneRejection(PoolClosedException.class);
-      assertThat(w.schedule(() -> { }, 1, TimeUnit.SECONDS)).isSameAs(Disposable.disposed());
+      Scheduler.Worker timed = s.createWorker(); // w disposed itself on its rejection
+      assertThat(timed.schedule(() -> { }, 1, TimeUnit.SECONDS)).isSameAs(Disposable.disposed());
       assertOneRejection(PoolClosedException.class);
     });
+  }
+
+  /**
+   * Issue 12, fault 9: a worker that saw a rejection disposes itself, as RxJava's own
+   * {@code ExecutorWorker} does; later calls return {@code disposed()} without another error.
+   */
+  @Test
+  void aWorkerThatSawARejectionDisposesItself_fault9() {
+    WorkerPool pool = fx.nonblocking(1);
+    Scheduler s = PoolSchedulers.from(pool);
+    CountDownLatch hold = fx.saturate(pool);
+    Scheduler.Worker w = s.createWorker();
+    assertThat(w.schedule(() -> { })).isSameAs(Disposable.disposed());
+    assertOneRejection(PoolOverloadedException.class);
+    assertThat(w.isDisposed()).as("disposed after its rejection").isTrue();
+    hold.countDown(); // the pool frees up, but the worker stays ended
+    assertThat(w.schedule(() -> { })).isSameAs(Disposable.disposed());
+    assertThat(fx.errors).as("no second report").isEmpty();
+  }
+
+  /**
+   * Issue 12, fault 6: a disposed direct task leaves the pool's line at once, so {@code waiting}
+   * and {@code maxWaiting} count only live work.
+   */
+  @Test
+  void aDisposedDirectTaskGivesUpItsPlaceInLine_fault6() throws Exception {
+    WorkerPool pool = fx.pool(b -> b.capacity(1).maxWaiting(1));
+    Scheduler s = PoolSchedulers.from(pool);
+    CountDownLatch hold = fx.saturate(pool);
+    Disposable first = s.scheduleDirect(() -> { });
+    Scheduler.Worker w = s.createWorker();
+    w.schedule(() -> { }); // the line (maxWaiting 1) is full: this worker is rejected
+    assertOneRejection(PoolOverloadedException.class);
+    first.dispose();
+    assertThat(pool.stats().waiting()).as("waiting after the dispose").isZero();
+    CountDownLatch ran = new CountDownLatch(1);
+    assertThat(s.scheduleDirect(ran::countDown)).isNotSameAs(Disposable.disposed());
+    assertThat(fx.errors).isEmpty();
+    hold.countDown();
+    assertThat(ran.await(10, TimeUnit.SECONDS)).isTrue();
   }
 
   /** The documented limitation that {@link PoolTransformers} exists for. */
