@@ -91,12 +91,15 @@ class WithWorkerTest {
 
         val timedOut = runCatching { withTimeout(50.milliseconds) { pool.withWorker { ran.set(true) } } }
         assertThat(timedOut.exceptionOrNull()).isInstanceOf(TimeoutCancellationException::class.java)
+        // Issue 12, fault 6: the withdrawn waiter left the line at once (v1 kept its place).
+        assertThat(pool.stats().waiting()).`as`("waiting after the timed-out waiter").isZero()
 
         val waiter = launch { pool.withWorker { ran.set(true) } }
-        awaitWaiting(pool, 2)
+        awaitWaiting(pool, 1)
         waiter.cancel()
         waiter.join()
         assertThat(waiter.isCancelled).isTrue()
+        assertThat(pool.stats().waiting()).`as`("waiting after the cancelled waiter").isZero()
 
         gate.open()
         awaitStats(pool, "withdrawn entries left the line, no worker held") {
