@@ -27,11 +27,10 @@ import reactor.core.Disposable;
  * {@code dispose()} for PENDING -> CANCELLED, else from the run.
  *
  * <h2>Failures</h2>
- * An immediate task's exception is rethrown to the pool, whose failure handler (by default the
- * thread's uncaught-exception handler) receives it. A delayed or periodic task runs inside the core's
- * timer future, which would keep the exception to itself, so it reports to the thread's
- * uncaught-exception handler directly; a periodic task keeps running after a failed run, as Reactor's
- * own periodic tasks do.
+ * An immediate or delayed task's exception is rethrown to the pool, whose failure handler (by
+ * default the thread's uncaught-exception handler) receives it and counts it as failed. A periodic
+ * task reports to the thread's uncaught-exception handler directly and keeps running after a failed
+ * run, as Reactor's own periodic tasks do (a rethrow would end the core's periodic timer).
  */
 class PoolTask implements Runnable, Disposable {
   static final int PENDING = 0;
@@ -96,11 +95,9 @@ class PoolTask implements Runnable, Disposable {
       ended();
     }
     if (failure != null) {
-      if (timed) {
-        reportToThread(failure);
-      } else {
-        throw PoolTask.<RuntimeException>sneaky(failure);
-      }
+      // To the pool: its failure handler reports it and stats().failed counts it (guarantee 8),
+      // for a delayed task too, whose core timer future rethrows it on the worker.
+      throw PoolTask.<RuntimeException>sneaky(failure);
     }
   }
 
