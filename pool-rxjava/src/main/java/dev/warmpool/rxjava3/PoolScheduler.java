@@ -147,7 +147,13 @@ final class PoolScheduler extends Scheduler {
       if (!shutdown) {
         return;
       }
-      if (owning && pool.isTerminated()) {
+      if (owning && pool.isShutdown()) {
+        if (!pool.isTerminated()) {
+          // Its last tasks still run, so it cannot reopen yet. Stay shut down rather than run on
+          // over a closed pool: clearing the flag now would make every later start() a no-op and
+          // leave this scheduler dead for good. A later start() reboots it.
+          return;
+        }
         try {
           pool.reboot();
         } catch (IllegalStateException rebootedMeanwhile) {

@@ -71,8 +71,9 @@ public final class PoolSchedulers {
    * A scheduler that owns its pool: like {@link #from}, and in addition {@code shutdown()} shuts the
    * pool down (without waiting: running tasks finish, tasks waiting in line run) and {@code start()}
    * reboots it if it has terminated. If the pool's last tasks are still running when {@code start()}
-   * is called, the pool stays closed and its rejections ({@link dev.warmpool.PoolClosedException})
-   * go to {@link RxJavaPlugins#onError} until a later {@code start()} finds it terminated.
+   * is called, that call changes nothing: the scheduler stays shut down (its calls return
+   * {@code Disposable.disposed()}), and a later {@code start()} that finds the pool terminated
+   * reboots it and starts the scheduler.
    *
    * @param pool the pool, owned by the returned scheduler from now on
    * @return a new scheduler over {@code pool} that closes it on {@code shutdown()}

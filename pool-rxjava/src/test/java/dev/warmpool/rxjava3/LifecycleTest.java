@@ -116,6 +116,39 @@ class LifecycleTest {
     assertThat(PoolSchedulers.from(pool).toString()).isEqualTo("PoolSchedulers.from(" + pool + ")");
   }
 
+  /**
+   * Issue 12, fault 5: {@code start()} while the owned pool's last task still ran cleared the
+   * scheduler's shut-down flag over a closed pool, so every later {@code start()} was a no-op and
+   * the scheduler stayed dead for good.
+   */
+  @Test
+  void startWhileTheOwnedPoolsLastTaskRunsLeavesALaterStartAbleToReopen_fault5()
+      throws InterruptedException {
+    WorkerPool pool = fx.pool(b -> b);
+    Scheduler s = PoolSchedulers.fromOwned(pool);
+    CountDownLatch inside = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    s.scheduleDirect(() -> {
+      inside.countDown();
+      try {
+        release.await();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    });
+    assertThat(inside.await(10, TimeUnit.SECONDS)).isTrue();
+    s.shutdown();
+    s.start(); // the pool cannot reopen yet: its last task runs
+    assertRefuses(s);
+    release.countDown();
+    assertThat(pool.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
+
+    s.start();
+    assertThat(pool.isShutdown()).as("the later start reopened the pool").isFalse();
+    assertRuns(s);
+    assertThat(fx.errors).isEmpty();
+  }
+
   @Test
   void startAndShutdownAreThreadSafe() throws Exception {
     WorkerPool pool = fx.pool(b -> b.capacity(4));
