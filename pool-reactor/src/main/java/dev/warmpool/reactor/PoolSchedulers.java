@@ -49,11 +49,12 @@ import reactor.core.scheduler.Scheduler;
  * <h2>Rejection</h2>
  * The scheduler and its workers never block the calling (Reactor) thread. When the pool cannot take a
  * task, the {@code schedule*} call throws, and Reactor's operators turn that into exactly one
- * {@code onError} for the subscriber ({@code publishOn}, {@code subscribeOn}, {@code Mono.delay},
- * {@code Flux.interval}); Reactor may wrap the exception, keeping the pool's as its cause.
+ * {@code onError} for the subscriber ({@code publishOn}, {@code subscribeOn}); Reactor may wrap the
+ * exception, keeping the pool's as its cause. Delayed and periodic work ({@code Mono.delay},
+ * {@code timeout}, {@code Flux.interval}) is refused only by a closed pool, never for load: it takes
+ * no thread until due, and then waits its turn (DESIGN guarantee 7).
  * <ul>
- *   <li>Nonblocking pool, every worker busy: {@link PoolOverloadedException}, for immediate work and
- *       for delayed or periodic work alike (judged at scheduling time).</li>
+ *   <li>Nonblocking pool, every worker busy: {@link PoolOverloadedException} for immediate work.</li>
  *   <li>Blocking pool: work waits in the pool's waiting line without holding a thread;
  *       {@link PoolOverloadedException} only if that line is full.</li>
  *   <li>A worker is admitted once, on its first task: afterwards its tasks wait their turn and are
