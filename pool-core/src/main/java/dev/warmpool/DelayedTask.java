@@ -25,6 +25,8 @@ final class DelayedTask<V> extends FutureTask<V> implements RunnableScheduledFut
   private final Set<DelayedTask<?>> laneRegistry;
   /** The exception of the current run, rethrown so that the pool counts and reports it. */
   private Throwable failure;
+  /** The task itself, if it wants to hear of a cancellation; else null. */
+  private CancellationAware listener;
 
   private final class Entry extends SharedTimer.Task {
     @Override
@@ -48,6 +50,7 @@ final class DelayedTask<V> extends FutureTask<V> implements RunnableScheduledFut
       Set<DelayedTask<?>> registry, Set<DelayedTask<?>> laneRegistry) {
     this(java.util.concurrent.Executors.callable(runnable, (V) null), period, onDue, registry,
         laneRegistry);
+    this.listener = runnable instanceof CancellationAware ? (CancellationAware) runnable : null;
   }
 
   /** Registers the task and puts it on the timer; {@code delayNanos <= 0} means due now. */
@@ -116,7 +119,24 @@ final class DelayedTask<V> extends FutureTask<V> implements RunnableScheduledFut
     boolean cancelled = super.cancel(mayInterruptIfRunning);
     SharedTimer.INSTANCE.cancel(entry);
     forget();
+    CancellationAware l = listener;
+    if (cancelled && l != null) {
+      if (SharedTimer.isTimerThread()) {
+        ThreadStarter.ASYNC.execute(() -> tell(l)); // no user code on the timer thread
+      } else {
+        tell(l);
+      }
+    }
     return cancelled;
+  }
+
+  private static void tell(CancellationAware l) {
+    try {
+      l.onCancel();
+    } catch (Throwable t) {
+      Thread self = Thread.currentThread();
+      self.getUncaughtExceptionHandler().uncaughtException(self, t);
+    }
   }
 
   @Override

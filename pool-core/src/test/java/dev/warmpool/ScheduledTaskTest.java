@@ -201,4 +201,48 @@ class ScheduledTaskTest {
         .containsExactlyInAnyOrder("delayed boom", "lane boom");
     assertThat(p.stats().completed()).isZero();
   }
+
+  /** Counts runs and cancellation notices. */
+  private static final class Listening implements CancellationAware {
+    final AtomicInteger runs = new AtomicInteger();
+    final AtomicInteger cancels = new AtomicInteger();
+
+    @Override
+    public void run() {
+      runs.incrementAndGet();
+    }
+
+    @Override
+    public void onCancel() {
+      cancels.incrementAndGet();
+    }
+  }
+
+  /** Guarantee 7: a timer that ends without running tells a CancellationAware task, once. */
+  @Test
+  void aCancellationAwareTaskHearsOfEveryWayItsTimerEndsWithoutRunning() throws Exception {
+    WorkerPool p = pool(WorkerPool.builder().name("aware").capacity(1));
+    Listening byFuture = new Listening();
+    Listening byShutdown = new Listening();
+    Listening byLaneClose = new Listening();
+    Listening ran = new Listening();
+    ScheduledFuture<?> f = p.schedule(byFuture, 1, TimeUnit.HOURS);
+    SerialExecutor lane = p.newSerialExecutor();
+    lane.schedule(byLaneClose, 1, TimeUnit.HOURS);
+    p.schedule(byShutdown, 1, TimeUnit.HOURS);
+    ScheduledFuture<?> done = p.schedule(ran, 0, TimeUnit.MILLISECONDS);
+    done.get(10, TimeUnit.SECONDS);
+
+    assertThat(f.cancel(false)).isTrue();
+    assertThat(f.cancel(false)).isFalse();
+    assertThat(byFuture.cancels.get()).as("cancelled by its future, told once").isEqualTo(1);
+    lane.close();
+    assertThat(byLaneClose.cancels.get()).as("cancelled by closing its lane").isEqualTo(1);
+    assertThat(byShutdown.cancels.get()).isZero();
+    p.shutdown();
+    assertThat(byShutdown.cancels.get()).as("cancelled by the pool's shutdown").isEqualTo(1);
+    assertThat(ran.cancels.get()).as("a task that ran hears nothing").isZero();
+    assertThat(ran.runs.get()).isEqualTo(1);
+    assertThat(byFuture.runs.get() + byShutdown.runs.get() + byLaneClose.runs.get()).isZero();
+  }
 }

@@ -1,5 +1,6 @@
 package dev.warmpool.reactor;
 
+import dev.warmpool.CancellationAware;
 import dev.warmpool.TaskHandle;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
@@ -32,7 +33,7 @@ import reactor.core.Disposable;
  * task reports to the thread's uncaught-exception handler directly and keeps running after a failed
  * run, as Reactor's own periodic tasks do (a rethrow would end the core's periodic timer).
  */
-class PoolTask implements Runnable, Disposable {
+class PoolTask implements CancellationAware, Disposable {
   static final int PENDING = 0;
   static final int RUNNING = 1;
   static final int DONE = 2;
@@ -179,6 +180,16 @@ class PoolTask implements Runnable, Disposable {
       return true;
     }
     return false;
+  }
+
+  /**
+   * The core cancelled this task's timer (the pool shut down, or the worker's lane closed): the
+   * task will never run, so it ends now, and the scheduler stops holding it (fault 4) and can
+   * finish a graceful disposal (fault 3). A task running at that moment ends with its run.
+   */
+  @Override
+  public void onCancel() {
+    cancelIfPending();
   }
 
   @Override
