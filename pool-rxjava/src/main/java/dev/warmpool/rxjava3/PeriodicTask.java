@@ -1,5 +1,6 @@
 package dev.warmpool.rxjava3;
 
+import dev.warmpool.CancellationAware;
 import io.reactivex.rxjava3.core.Scheduler;
 import io.reactivex.rxjava3.disposables.Disposable;
 import io.reactivex.rxjava3.plugins.RxJavaPlugins;
@@ -30,7 +31,7 @@ import java.util.concurrent.TimeUnit;
  * <p>A run that throws is reported once to {@link RxJavaPlugins#onError} and ends the periodic task,
  * as in RxJava's own schedulers.
  */
-final class PeriodicTask implements Runnable, Disposable, SchedulerRunnableIntrospection {
+final class PeriodicTask implements CancellationAware, Disposable, SchedulerRunnableIntrospection {
   /** Where one run is armed: {@code pool::schedule} or {@code lane::schedule}. */
   interface Timer {
     ScheduledFuture<?> schedule(Runnable task, long delay, TimeUnit unit);
@@ -126,6 +127,16 @@ final class PeriodicTask implements Runnable, Disposable, SchedulerRunnableIntro
     if (worker == null) {
       scheduler.untrack(this);
     }
+  }
+
+  /** The core cancelled the armed run without our dispose: the pool shut down or the lane closed. */
+  @Override
+  public void onCancel() {
+    if (isDisposed()) {
+      return;
+    }
+    dispose();
+    scheduler.timerCancelledByPool();
   }
 
   @Override

@@ -206,6 +206,18 @@ final class PoolScheduler extends Scheduler {
   }
 
   /**
+   * A pending timer of this scheduler ended because the pool cancelled it (the pool shut down). A
+   * {@link PoolScope} promises its stream a {@link dev.warmpool.PoolClosedException} then (fault 4);
+   * a conventional scheduler drops it, as RxJava's own schedulers drop the tasks of a dead executor.
+   */
+  void timerCancelledByPool() {
+    if (onRejected instanceof RejectionScope && pool.isShutdown()) {
+      rejected(new dev.warmpool.PoolClosedException("pool '" + pool.name()
+          + "' shut down while a timer of this stream was pending"));
+    }
+  }
+
+  /**
    * Registers what a shutdown must cancel. If a shutdown or a dispose came first, the item may have
    * missed its own removal: it is disposed and removed here.
    */

@@ -3,6 +3,7 @@ package dev.warmpool.rxjava3;
 import io.reactivex.rxjava3.disposables.Disposable;
 import io.reactivex.rxjava3.plugins.RxJavaPlugins;
 import io.reactivex.rxjava3.schedulers.SchedulerRunnableIntrospection;
+import dev.warmpool.CancellationAware;
 import dev.warmpool.TaskHandle;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -23,7 +24,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * the lane goes on with its next task and the pool's failure handler is not involved.
  */
 final class PoolTask extends AtomicInteger
-    implements Runnable, Disposable, SchedulerRunnableIntrospection {
+    implements CancellationAware, Disposable, SchedulerRunnableIntrospection {
   private static final long serialVersionUID = 1L;
   private static final int READY = 0;
   private static final int RUNNING = 1;
@@ -102,6 +103,22 @@ final class PoolTask extends AtomicInteger
         }
         return;
       }
+    }
+  }
+
+  /**
+   * The core cancelled this task's timer without our dispose (which finishes the task first): the
+   * pool shut down or the lane closed. The task ends, and a scope hears of a shutdown.
+   */
+  @Override
+  public void onCancel() {
+    if (get() != READY) {
+      return;
+    }
+    dispose();
+    PoolScheduler s = worker != null ? worker.scheduler() : tracker;
+    if (s != null) {
+      s.timerCancelledByPool();
     }
   }
 

@@ -99,6 +99,10 @@ final class PoolWorker extends Scheduler.Worker {
     }
   }
 
+  PoolScheduler scheduler() {
+    return scheduler;
+  }
+
   /** The scheduler's clock, so that worker and scheduler always agree. */
   @Override
   public long now(TimeUnit unit) {

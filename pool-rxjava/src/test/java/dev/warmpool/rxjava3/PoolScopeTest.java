@@ -42,6 +42,30 @@ class PoolScopeTest {
     assertThat(fx.errors).isEmpty();
   }
 
+  /**
+   * Issue 12, fault 4 (RxJava part): pending timers, intervals and timeouts of a scope end with a
+   * {@code PoolClosedException} when the pool shuts down; v1 left the streams hanging.
+   */
+  @Test
+  void pendingTimersOfAScopeEndWithPoolClosedWhenThePoolShutsDown_fault4() {
+    WorkerPool pool = fx.nonblocking(2);
+    TestSubscriber<Long> interval = PoolScope.flowable(pool, s ->
+        Flowable.interval(1, TimeUnit.HOURS, s)).test();
+    TestObserver<Long> timer = PoolScope.single(pool, s ->
+        Single.timer(1, TimeUnit.HOURS, s)).test();
+    TestObserver<Object> timeout = PoolScope.single(pool, s ->
+        Single.never().timeout(1, TimeUnit.HOURS, s)).test();
+    interval.assertNotComplete().assertNoErrors();
+    timer.assertNotComplete().assertNoErrors();
+    timeout.assertNotComplete().assertNoErrors();
+
+    pool.shutdown(); // cancels the pending timers: each stream hears of it at once
+    interval.assertError(dev.warmpool.PoolClosedException.class).assertNoValues();
+    timer.assertError(dev.warmpool.PoolClosedException.class).assertNoValues();
+    timeout.assertError(dev.warmpool.PoolClosedException.class).assertNoValues();
+    assertThat(fx.errors).isEmpty();
+  }
+
   @Test
   void aTimeoutOnThePoolSchedulerFires() throws InterruptedException {
     WorkerPool pool = fx.nonblocking(2);
