@@ -118,4 +118,18 @@ public final class PoolSchedulers {
   public static Scheduler newPool(WorkerPool.Builder builder) {
     return fromOwned(Objects.requireNonNull(builder, "builder must not be null").build());
   }
+
+  /**
+   * A {@link reactor.core.scheduler.Schedulers.Factory} that makes Reactor's bounded-elastic
+   * schedulers warmpool-backed: after {@code Schedulers.setFactory(PoolSchedulers.factory())} at
+   * start-up, {@code Schedulers.boundedElastic()}, {@code newBoundedElastic(..)} and
+   * {@code newThreadPerTaskBoundedElastic(..)} each get a scheduler that owns a pool of its own, with
+   * {@code threadCap} as capacity, {@code queuedTaskCap} as {@code maxWaiting}, the TTL as
+   * {@code maxIdle} (60 s for the thread-per-task variant, which has none) and Reactor's thread
+   * factory. The other schedulers stay Reactor's. {@code Schedulers.resetFactory()} restores the
+   * defaults.
+   */
+  public static reactor.core.scheduler.Schedulers.Factory factory() {
+    return new PoolSchedulerFactory();
+  }
 }
