@@ -82,4 +82,32 @@ public final class PoolSchedulers {
   public static Scheduler fromOwned(WorkerPool pool) {
     return PoolScheduler.conventional(pool, true);
   }
+
+  /**
+   * Makes {@code Schedulers.io()} warmpool-backed, in one line at start-up: installs
+   * {@code RxJavaPlugins.setIoSchedulerHandler} returning {@link #from(WorkerPool) from(pool)}.
+   * (Not the init handler: RxJava keeps what that returns for the life of the JVM, so it could not
+   * be reset.) Every operator that defaults to {@code io()} then runs on the pool. Replaces any
+   * handler installed before; {@link #resetIo()} removes it. The pool stays the caller's: shutting
+   * {@code io()} down does not close it.
+   *
+   * @param pool the pool that backs {@code Schedulers.io()}
+   * @return the installed scheduler
+   * @throws NullPointerException if {@code pool} is null
+   * @throws IllegalStateException if {@code RxJavaPlugins} is locked down
+   */
+  public static Scheduler installAsIo(WorkerPool pool) {
+    Scheduler io = from(java.util.Objects.requireNonNull(pool, "pool must not be null"));
+    RxJavaPlugins.setIoSchedulerHandler(current -> io);
+    return io;
+  }
+
+  /**
+   * Removes what {@link #installAsIo} installed: {@code Schedulers.io()} is RxJava's own again.
+   *
+   * @throws IllegalStateException if {@code RxJavaPlugins} is locked down
+   */
+  public static void resetIo() {
+    RxJavaPlugins.setIoSchedulerHandler(null);
+  }
 }
