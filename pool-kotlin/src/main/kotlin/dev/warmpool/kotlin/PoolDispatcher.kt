@@ -1,5 +1,7 @@
 package dev.warmpool.kotlin
 
+import dev.warmpool.CancellationAware
+import dev.warmpool.PoolClosedException
 import dev.warmpool.SerialExecutor
 import dev.warmpool.WorkerPool
 import java.lang.ref.WeakReference
@@ -10,9 +12,14 @@ import kotlin.coroutines.CoroutineContext
 import kotlinx.coroutines.CancellationException
 import kotlinx.coroutines.CoroutineDispatcher
 import kotlinx.coroutines.Dispatchers
+import kotlinx.coroutines.CancellableContinuation
+import kotlinx.coroutines.Delay
+import kotlinx.coroutines.DisposableHandle
 import kotlinx.coroutines.ExperimentalCoroutinesApi
+import kotlinx.coroutines.InternalCoroutinesApi
 import kotlinx.coroutines.Job
 import kotlinx.coroutines.cancel
+import java.util.concurrent.TimeUnit
 
 /**
  * The dispatcher behind [asCoroutineDispatcher]: one instance per pool.
@@ -44,7 +51,8 @@ import kotlinx.coroutines.cancel
  * **withWorker.** The first dispatch whose context holds an unbound [WorkerAdmission] is the start
  * of a [withWorker] block: see [dispatchAdmission]. Its later dispatches are ordinary.
  */
-internal class PoolDispatcher private constructor(val pool: WorkerPool) : CoroutineDispatcher() {
+@OptIn(InternalCoroutinesApi::class) // Delay: kotlinx's own executor dispatchers implement it too
+internal class PoolDispatcher private constructor(val pool: WorkerPool) : CoroutineDispatcher(), Delay {
     /** Jobs of this pool's coroutines, each with its lane; a job leaves when it completes. */
     private val units = ConcurrentHashMap<Job, CoroutineUnit>()
 
@@ -134,6 +142,60 @@ internal class PoolDispatcher private constructor(val pool: WorkerPool) : Corout
         job.invokeOnCompletion(unit)
     }
 
+    /**
+     * `delay` on this dispatcher waits on the pool's shared timer, not on kotlinx's
+     * `DefaultExecutor` thread: when due, the timer hands a task to the pool (admitted work, never
+     * rejected for load), which resumes the coroutine on that worker without a second dispatch.
+     * Cancelling the coroutine cancels the timer at once. A shut-down pool takes no timer: the
+     * `delay` throws a [CancellationException] whose cause is the pool's [RejectedExecutionException]
+     * (a [dev.warmpool.PoolClosedException]), as a dispatch to a closed pool would, so none hangs.
+     */
+    override fun scheduleResumeAfterDelay(timeMillis: Long, continuation: CancellableContinuation<Unit>) {
+        val timer = try {
+            pool.schedule(DelayedResume(continuation), timeMillis.coerceAtLeast(0), TimeUnit.MILLISECONDS)
+        } catch (closed: RejectedExecutionException) {
+            // A shut-down pool takes no timer: the delay ends at once with the closed pool as cause.
+            continuation.cancel(CancellationException("The task was rejected by $pool", closed))
+            return
+        }
+        continuation.invokeOnCancellation { timer.cancel(false) }
+    }
+
+    /**
+     * A delay's resume. When due it resumes the coroutine on the worker that runs it. If the pool
+     * cancels the timer (it shut down) while the coroutine still waits, the `delay` throws a
+     * [CancellationException] whose cause is a [dev.warmpool.PoolClosedException], so a pending
+     * `delay` never hangs and the coroutine learns why (DESIGN guarantee 7). A coroutine's own
+     * cancellation also cancels the timer; then the continuation is no longer active.
+     */
+    private inner class DelayedResume(private val continuation: CancellableContinuation<Unit>) : CancellationAware {
+        @OptIn(ExperimentalCoroutinesApi::class) // resumeUndispatched, as kotlinx's executor dispatchers use it
+        override fun run() {
+            with(continuation) { this@PoolDispatcher.resumeUndispatched(Unit) }
+        }
+
+        override fun onCancel() {
+            if (continuation.isActive) {
+                continuation.cancel(CancellationException("The delay's timer was cancelled by $pool",
+                    PoolClosedException("pool '${pool.name()}' shut down during a delay")))
+            }
+        }
+    }
+
+    /**
+     * `withTimeout` on this dispatcher: the timeout fires from the pool's shared timer too. On a
+     * shut-down pool it fires at once (the coroutine is being cancelled by the closed pool anyway).
+     */
+    override fun invokeOnTimeout(timeMillis: Long, block: Runnable, context: CoroutineContext): DisposableHandle {
+        val timer = try {
+            pool.schedule(block, timeMillis.coerceAtLeast(0), TimeUnit.MILLISECONDS)
+        } catch (closed: RejectedExecutionException) {
+            block.run()
+            return DisposableHandle { }
+        }
+        return DisposableHandle { timer.cancel(false) }
+    }
+
     /** The kotlinx convention for a block the pool refused: cancel its coroutine, finish elsewhere. */
     private fun reject(context: CoroutineContext, block: Runnable, cause: RejectedExecutionException) {
         context.cancel(CancellationException("The task was rejected by $pool", cause))
@@ -192,6 +254,7 @@ internal class PoolDispatcher private constructor(val pool: WorkerPool) : Corout
     }
 
     companion object {
+
         /** One dispatcher per pool while anything uses it, so that units are shared by all callers. */
         private val instances = WeakHashMap<WorkerPool, WeakReference<PoolDispatcher>>()
 

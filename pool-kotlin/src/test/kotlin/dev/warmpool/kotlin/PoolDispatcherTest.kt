@@ -355,7 +355,8 @@ class PoolDispatcherTest {
             }
         }
         val queued = List(3) { launch(d) { Thread.sleep(1) } }
-        val suspended = List(3) { launch(d) { delay(100) } }
+        // Pending on the pool's timer when it shuts down: the delay ends with the PoolClosedException.
+        val suspended = List(3) { launch(d) { delay(1.seconds * 3600) } }
         assertThat(running.await(5, TimeUnit.SECONDS)).isTrue()
 
         val closed = launch(Dispatchers.IO) { pool.close() }
@@ -369,5 +370,32 @@ class PoolDispatcherTest {
         suspended.forEach { assertThat(it.isCancelled).describedAs("resumed after close").isTrue() }
         assertThat(cancellationOf(suspended[0])!!.causes().any { it is PoolClosedException }).isTrue()
         assertThat(busy + queued + suspended).noneMatch { it.isActive }
+    }
+
+    // ---------------------------------------------------------------------------------------------
+    // Issue 12: Delay on core's shared timer
+
+    private fun resumedByThePoolsTimer(): Boolean = Thread.currentThread().stackTrace
+        .any { it.className == "dev.warmpool.DelayedTask" }
+
+    @Test
+    fun delayAndWithTimeoutUseThePoolsTimerNotTheDefaultExecutor() = pools.runBlocking {
+        val pool = pools.pool(2)
+        val d = pool.asCoroutineDispatcher()
+        val afterDelay = withContext(d) {
+            delay(5)
+            Pair(Thread.currentThread().name, resumedByThePoolsTimer())
+        }
+        assertThat(afterDelay.first).startsWith(pool.name() + "-")
+        assertThat(afterDelay.second).`as`("resumed by a due timer task of the pool").isTrue()
+
+        val timedOut = runCatching { withContext(d) { withTimeout(10.milliseconds) { awaitCancellation() } } }
+        assertThat(timedOut.exceptionOrNull()).isInstanceOf(TimeoutCancellationException::class.java)
+
+        // cancelling a long delay cancels its timer: the coroutine ends at once
+        val sleeper = launch(d) { delay(1.seconds * 3600) }
+        sleeper.cancel()
+        sleeper.join()
+        assertThat(sleeper.isCancelled).isTrue()
     }
 }
