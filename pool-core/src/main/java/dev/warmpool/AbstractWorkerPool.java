@@ -1,6 +1,8 @@
 package dev.warmpool;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.AbstractExecutorService;
@@ -36,6 +38,126 @@ abstract class AbstractWorkerPool extends AbstractExecutorService implements Wor
 
   /** Delayed and periodic tasks not yet done, lanes' included; cancelled by shutdown. */
   final Set<DelayedTask<?>> delayed = ConcurrentHashMap.newKeySet();
+
+  /** Subpools not yet terminated; this pool terminates only after all of them. */
+  final Set<Subpool> subpools = ConcurrentHashMap.newKeySet();
+
+  // ---------------------------------------------------------------------------------------------
+  // Accounting, called by the kinds of tasks that run under this pool (lanes, subpool tasks)
+
+  /** One more task accepted (lanes count their own tasks). */
+  abstract void accepted();
+
+  /** A task withdrawn by its handle or a closing lane no longer counts as accepted. */
+  abstract void withdrawn();
+
+  /** An entry that held a seat was withdrawn by its handle before a worker reached it. */
+  void withdrawnTaken(WaitingLine.Entry e) {
+    if (e.kind.countsAsTask()) {
+      withdrawn();
+    }
+  }
+
+  /** Withdraws a waiting entry through its handle; false if it is no longer waiting. */
+  abstract boolean withdraw(WaitingLine.Entry e);
+
+  /** A closing lane takes its carrier out of the line; false if it was not waiting there. */
+  abstract boolean withdrawCarrier(SerialLane lane);
+
+  /** Whether work waits in line for a seat: a lane then yields its worker after its budget. */
+  abstract boolean hasWaiters();
+
+  /** Whether shutdownNow interrupted the running tasks on purpose (the interrupt is kept). */
+  abstract boolean stopping();
+
+  /** A task ran to completion. */
+  abstract void taskCompleted();
+
+  /** A task threw: count it and pass it to the failure handler (if that throws, the worker exits). */
+  abstract void taskFailed(Throwable failure);
+
+  /** Terminates the pool if it is shut down and nothing holds it any more. */
+  abstract void tryTerminate();
+
+  /** Runs a task on the current worker and counts the outcome. */
+  final void runCounted(Runnable task) {
+    clearStaleInterrupt();
+    try {
+      task.run();
+    } catch (Throwable t) {
+      taskFailed(t);
+      return;
+    }
+    taskCompleted();
+  }
+
+  /** Runs a {@link FuncPool}'s function on the current worker and counts the outcome. */
+  final void runCounted(Consumer<Object> function, Object arg) {
+    clearStaleInterrupt();
+    try {
+      function.accept(arg);
+    } catch (Throwable t) {
+      taskFailed(t);
+      return;
+    }
+    taskCompleted();
+  }
+
+  private void clearStaleInterrupt() {
+    if (!stopping()) {
+      Thread.interrupted(); // a stale interrupt must not leak into the next task
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Subpools
+
+  @Override
+  public WorkerPool newSubpool(String name, int capacity) {
+    return newSubpool(name, capacity, isNonblocking(), defaultMaxWaiting());
+  }
+
+  @Override
+  public WorkerPool newSubpool(String name, int capacity, boolean nonblocking, int maxWaiting) {
+    Objects.requireNonNull(name, "name must not be null");
+    WorkerPool.Builder.checkCapacity(capacity);
+    if (maxWaiting < 0) {
+      throw new IllegalArgumentException("maxWaiting must be >= 0, was " + maxWaiting);
+    }
+    checkOpen();
+    Subpool sub = new Subpool(this, name, capacity, nonblocking, maxWaiting);
+    subpools.add(sub);
+    if (isShutdown()) { // a shutdown that ran between our check and our add did not see it
+      sub.shutdown();
+      checkOpen();
+    }
+    return sub;
+  }
+
+  /** The maxWaiting a subpool takes by default: this pool's. */
+  abstract int defaultMaxWaiting();
+
+  /** Part of shutdown: subpools shut down first, so their accepted work still reaches this pool. */
+  void shutdownSubpools() {
+    for (Subpool s : subpools) {
+      s.shutdown();
+    }
+  }
+
+  /** Part of shutdownNow: each subpool hands back its own work first. */
+  List<Runnable> shutdownNowSubpools() {
+    List<Runnable> tasks = new ArrayList<>();
+    for (Subpool s : subpools) {
+      tasks.addAll(s.shutdownNow());
+    }
+    return tasks;
+  }
+
+  /** A subpool terminated: it no longer holds this pool open. */
+  void subpoolTerminated(Subpool s) {
+    subpools.remove(s);
+    tryTerminate();
+  }
 
   /**
    * Hands a due delayed task to a worker. It is admitted work: it waits its turn and is never

@@ -50,33 +50,22 @@ import java.util.concurrent.locks.LockSupport;
  * <p><b>Never on the timer thread.</b> Due timers and the cleaner run on the shared timer thread;
  * any worker start they would need is handed to {@link ThreadStarter#ASYNC}.
  */
-final class BoundedPool extends AbstractWorkerPool {
+final class BoundedPool extends SeatPool {
   /** At most this many idle workers spin at once: more would take the CPU from busy threads. */
   static final int MAX_SPINNERS = Math.max(1, Runtime.getRuntime().availableProcessors() / 2);
   /** How long after a worker failed to start in the background a start is tried again. */
   private static final long START_RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
 
-  private final String name;
   private final long maxIdleNanos;
-  private final boolean nonblocking;
-  private final int maxWaiting;
   private final Thread.UncaughtExceptionHandler failureHandler;
   final Ticker ticker;
 
-  private volatile int capacity;
-  private volatile boolean stopping;
-  private volatile CountDownLatch termination = new CountDownLatch(1);
-
-  final RunState state = new RunState();
   final RunQueue runQueue;
   final IdleStack idle;
-  final WaitingLine line = new WaitingLine();
-  final PoolCounters counters = new PoolCounters();
   private final ThreadStarter starter;
   final Cleaner cleaner;
   /** Workers spinning now, plus workers being woken or started to spin. */
   private final AtomicInteger spinning = new AtomicInteger();
-  private final Object resizeLock = new Object();
   private final AtomicInteger threadNumber = new AtomicInteger();
   private final SharedTimer.Task startRetry = new SharedTimer.Task() {
     @Override
@@ -86,11 +75,8 @@ final class BoundedPool extends AbstractWorkerPool {
   };
 
   BoundedPool(WorkerPool.Builder b) {
-    this.name = b.name;
-    this.capacity = b.capacity;
+    super(b.name, b.capacity, b.nonblocking, b.maxWaiting);
     this.maxIdleNanos = b.maxIdleNanos;
-    this.nonblocking = b.nonblocking;
-    this.maxWaiting = b.maxWaiting;
     this.ticker = b.ticker;
     this.failureHandler = b.failureHandler;
     this.idle = new IdleStack(b.capacity);
@@ -111,61 +97,29 @@ final class BoundedPool extends AbstractWorkerPool {
   // ---------------------------------------------------------------------------------------------
   // Submission
 
-  /**
-   * Proceeds in three steps:
-   * <ol>
-   *   <li>If nobody waits in line, take a free seat by CAS.</li>
-   *   <li>With a seat: start a worker for the task if that is the only way it will run soon, else
-   *       queue it and signal ({@link #place}).</li>
-   *   <li>Without one: reject (nonblocking, TRY), or wait in line ({@link #whenFull}).</li>
-   * </ol>
-   */
   @Override
-  boolean dispatch(TaskKind kind, Object arg, Mode mode) {
-    if (line.size() == 0 && state.tryTakeSeat(capacity, mode == Mode.ADMITTED)) {
-      place(kind, arg, mode);
-      return true;
-    }
-    return whenFull(kind, arg, mode, null);
+  WaitingLine.Entry newEntry(TaskKind kind, Object arg, Thread caller, int state) {
+    return new WaitingLine.Entry(this, kind, arg, caller, state);
   }
 
   @Override
-  TaskHandle enqueue(TaskKind kind, Object arg, Mode mode) {
-    WaitingLine.Entry e = new WaitingLine.Entry(this, kind, arg, null, WaitingLine.TAKEN);
-    if (line.size() == 0 && state.tryTakeSeat(capacity, mode == Mode.ADMITTED)) {
-      place(WaitingLine.Entry.KIND, e, mode);
-    } else {
-      e.state = WaitingLine.WAITING;
-      whenFull(kind, arg, mode, e);
-    }
-    return e;
+  boolean placeEntry(WaitingLine.Entry e, Mode mode) {
+    return place(WaitingLine.Entry.KIND, e, mode, e.kind.countsAsTask());
   }
 
   @Override
-  boolean dispatchTimed(TaskKind kind, Object arg, long nanos) throws InterruptedException {
-    if (nonblocking || nanos == 0) {
-      return dispatch(kind, arg, Mode.TRY);
-    }
-    if (line.size() == 0 && state.tryTakeSeat(capacity, false)) {
-      place(kind, arg, Mode.EXECUTE);
-      return true;
-    }
-    if (!state.isRunning()) {
-      throw closed();
-    }
-    long deadline = System.nanoTime() + Math.min(nanos, Long.MAX_VALUE / 4);
-    WaitingLine.Entry e = join(new WaitingLine.Entry(this, kind, arg, Thread.currentThread(),
-        WaitingLine.WAITING), false);
-    try {
-      return awaitTaken(e, true, deadline);
-    } catch (InterruptedWaitException interrupted) {
-      throw new InterruptedException("interrupted while waiting for a seat in pool '" + name + "'");
-    }
+  void handOff(WaitingLine.Entry e) {
+    runQueue.offer(WaitingLine.Entry.KIND, e);
+    signalWork();
   }
 
   /** With a seat taken for the task: counts it, then starts a worker for it or queues it. */
-  private void place(TaskKind kind, Object arg, Mode mode) {
-    boolean counted = kind.countsAsTask();
+  @Override
+  boolean place(TaskKind kind, Object arg, Mode mode) {
+    return place(kind, arg, mode, kind.countsAsTask());
+  }
+
+  private boolean place(TaskKind kind, Object arg, Mode mode, boolean counted) {
     if (counted) {
       counters.submitted.increment(); // before the hand-off: no snapshot shows it completed first
     }
@@ -173,7 +127,7 @@ final class BoundedPool extends AbstractWorkerPool {
         && starter.tryReserve(capacity)) {
       Throwable failure = startWorker(new Worker(this, kind, arg));
       if (failure == null) {
-        return;
+        return true;
       }
       if (mode != Mode.ADMITTED) {
         if (counted) {
@@ -188,174 +142,7 @@ final class BoundedPool extends AbstractWorkerPool {
     }
     runQueue.offer(kind, arg);
     signalWork();
-  }
-
-  /** No seat was free (or the line was not empty): reject, or join the line. */
-  private boolean whenFull(TaskKind kind, Object arg, Mode mode, WaitingLine.Entry handle) {
-    if (!state.isRunning() && !(mode == Mode.ADMITTED && !state.isTerminated())) {
-      throw closed();
-    }
-    if (mode == Mode.TRY) {
-      counters.rejected.increment();
-      return false;
-    }
-    if (mode == Mode.PROBE) {
-      return false;
-    }
-    if (nonblocking && mode != Mode.ADMITTED) {
-      throw overloaded();
-    }
-    if (mode == Mode.EXECUTE) {
-      return awaitTaken(join(new WaitingLine.Entry(this, kind, arg, Thread.currentThread(),
-          WaitingLine.WAITING), false), false, 0L);
-    }
-    join(handle != null ? handle
-        : new WaitingLine.Entry(this, kind, arg, null, WaitingLine.WAITING), mode == Mode.ADMITTED);
     return true;
-  }
-
-  /** Puts the entry in line (or throws), then drains: a seat may have come free meanwhile. */
-  private WaitingLine.Entry join(WaitingLine.Entry e, boolean admitted) {
-    switch (line.offer(e, admitted ? Integer.MAX_VALUE : maxWaiting, admitted)) {
-      case FULL -> {
-        counters.rejected.increment();
-        throw new PoolOverloadedException("pool '" + name + "' is overloaded: every seat is taken"
-            + " (capacity " + capacity + ", busy " + busy() + ") and the waiting line is full"
-            + " (maxWaiting " + maxWaiting + ")");
-      }
-      case REFUSED -> throw closed();
-      case LINKED -> {
-        if (e.caller == null && e.kind.countsAsTask()) {
-          counters.submitted.increment();
-        }
-      }
-    }
-    drainLine();
-    return e;
-  }
-
-  /**
-   * Parks the caller until its entry gets a seat, or until {@code deadline} if timed.
-   *
-   * @return true if taken, false on timeout
-   */
-  private boolean awaitTaken(WaitingLine.Entry e, boolean timed, long deadline) {
-    // A busy worker usually finishes a tiny task within a microsecond and takes the entry at once;
-    // spinning that long is much cheaper than a park/unpark round trip.
-    for (int i = 0; i < Worker.SPINS && e.state == WaitingLine.WAITING; i++) {
-      Thread.onSpinWait();
-    }
-    boolean interrupted = false;
-    try {
-      for (;;) {
-        int s = e.state;
-        if (s == WaitingLine.CLOSED) {
-          throw closed();
-        }
-        if (s != WaitingLine.WAITING) {
-          return true;
-        }
-        interrupted |= Thread.interrupted();
-        if (interrupted && line.cancel(e)) {
-          counters.rejected.increment();
-          if (timed) {
-            interrupted = false; // reported by the InterruptedException instead
-            throw new InterruptedWaitException();
-          }
-          throw new RejectedExecutionException("interrupted while waiting for a seat in pool '"
-              + name + "'; the task was not accepted", new InterruptedException());
-        }
-        long left = timed ? deadline - System.nanoTime() : 1L;
-        if (left <= 0) {
-          if (line.cancel(e)) {
-            counters.rejected.increment();
-            return false;
-          }
-          continue;
-        }
-        e.parked = true; // then re-check the state: a taker reads parked after writing state
-        if (e.state != WaitingLine.WAITING) {
-          continue;
-        }
-        if (timed) {
-          LockSupport.parkNanos(this, left);
-        } else {
-          LockSupport.park(this);
-        }
-      }
-    } finally {
-      if (interrupted) {
-        Thread.currentThread().interrupt();
-      }
-    }
-  }
-
-  /** Signals an interrupt of a timed wait through awaitTaken, which cannot throw it directly. */
-  private static final class InterruptedWaitException extends RuntimeException {
-    private static final long serialVersionUID = 1L;
-
-    InterruptedWaitException() {
-      super(null, null, false, false);
-    }
-  }
-
-  /** Withdraws a waiting entry through its handle. */
-  boolean withdraw(WaitingLine.Entry e) {
-    if (!line.cancel(e)) {
-      return false;
-    }
-    withdrawn();
-    leftLine();
-    return true;
-  }
-
-  /** A closing lane takes its carrier out of the line; false if it was not waiting there. */
-  boolean withdrawCarrier(SerialLane lane) {
-    if (!line.cancelCarrier(lane)) {
-      return false;
-    }
-    leftLine();
-    return true;
-  }
-
-  /** An entry left the line without a seat: a shutdown may have been waiting for the line only. */
-  private void leftLine() {
-    if (!state.isRunning()) {
-      tryTerminate();
-    }
-  }
-
-  /** A task withdrawn by its handle no longer counts as accepted. */
-  void withdrawn() {
-    counters.submitted.decrement();
-  }
-
-  /** Pairs line entries with free seats, oldest first, and queues them for workers. */
-  void drainLine() {
-    while (line.size() > 0) {
-      if (!state.tryTakeSeat(capacity, true)) { // line entries were accepted: also while shutting down
-        return;
-      }
-      WaitingLine.Entry e = line.poll();
-      if (e == null) {
-        state.releaseSeat();
-        tryTerminate();
-        continue;
-      }
-      taken(e);
-      runQueue.offer(WaitingLine.Entry.KIND, e);
-      signalWork();
-    }
-  }
-
-  /** An entry got a seat: a blocked caller's task now counts as accepted and the caller wakes. */
-  private void taken(WaitingLine.Entry e) {
-    if (e.caller != null) {
-      counters.submitted.increment();
-      if (e.parked) {
-        LockSupport.unpark(e.caller);
-      }
-    }
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -456,33 +243,13 @@ final class BoundedPool extends AbstractWorkerPool {
   // ---------------------------------------------------------------------------------------------
   // Worker side
 
-  void runCounted(Runnable task) {
-    clearStaleInterrupt();
-    try {
-      task.run();
-      counters.completed.increment();
-    } catch (Throwable t) {
-      failed(t);
-    }
+  @Override
+  void taskCompleted() {
+    counters.completed.increment();
   }
 
-  void runCounted(java.util.function.Consumer<Object> function, Object arg) {
-    clearStaleInterrupt();
-    try {
-      function.accept(arg);
-      counters.completed.increment();
-    } catch (Throwable t) {
-      failed(t);
-    }
-  }
-
-  private void clearStaleInterrupt() {
-    if (!stopping) {
-      Thread.interrupted(); // a stale interrupt must not leak into the next task
-    }
-  }
-
-  private void failed(Throwable t) {
+  @Override
+  void taskFailed(Throwable t) {
     counters.failed.increment();
     Thread self = Thread.currentThread();
     Thread.UncaughtExceptionHandler h = failureHandler != null
@@ -518,16 +285,6 @@ final class BoundedPool extends AbstractWorkerPool {
     w.holdsSeat = false;
     giveBackSeat();
     return AfterTask.LOOK_FOR_WORK;
-  }
-
-  private void giveBackSeat() {
-    state.releaseSeat();
-    if (line.size() > 0) {
-      drainLine();
-    }
-    if (!state.isRunning()) {
-      tryTerminate();
-    }
   }
 
   /** Whether a worker that found the queue empty after shutdown may exit. */
@@ -621,23 +378,13 @@ final class BoundedPool extends AbstractWorkerPool {
   // Configuration and stats
 
   @Override
-  public String name() {
-    return name;
-  }
-
-  @Override
-  public int capacity() {
-    return capacity;
-  }
-
-  @Override
   public Duration maxIdle() {
     return Duration.ofNanos(maxIdleNanos);
   }
 
   @Override
-  public boolean isNonblocking() {
-    return nonblocking;
+  int defaultMaxWaiting() {
+    return maxWaiting;
   }
 
   @Override
@@ -674,6 +421,7 @@ final class BoundedPool extends AbstractWorkerPool {
   }
 
   /** Tasks running now: seats held minus tasks still queued. */
+  @Override
   int busy() {
     return Math.max(0, state.seats() - runQueue.size());
   }
@@ -683,45 +431,18 @@ final class BoundedPool extends AbstractWorkerPool {
     return counters.snapshot(capacity, starter.workers(), busy(), idle.size(), line.size());
   }
 
-  private PoolOverloadedException overloaded() {
-    counters.rejected.increment();
-    return new PoolOverloadedException("pool '" + name + "' is overloaded: every seat is taken"
-        + " (capacity " + capacity + ", busy " + busy() + ")");
-  }
-
-  private PoolClosedException closed() {
-    counters.rejected.increment();
-    return new PoolClosedException("pool '" + name + "' is shut down");
-  }
-
   // ---------------------------------------------------------------------------------------------
   // Lifecycle
 
   @Override
-  public void shutdown() {
-    state.shutdown();
-    for (WaitingLine.Entry e : line.close()) {
-      LockSupport.unpark(e.caller);
-    }
-    cancelDelayed();
-    drainLine();
+  void afterShutdown() {
     retireAllIdle();
     cleaner.update();
-    tryTerminate();
   }
 
   @Override
   public List<Runnable> shutdownNow() {
-    stopping = true;
-    shutdown();
-    List<Runnable> tasks = new ArrayList<>();
-    for (WaitingLine.Entry e : line.drain()) {
-      if (e.caller != null) {
-        LockSupport.unpark(e.caller);
-      } else {
-        e.kind.handBack(e.arg, tasks);
-      }
-    }
+    List<Runnable> tasks = shutdownLine();
     TaskSlot slot = new TaskSlot();
     while (runQueue.poll(slot)) {
       slot.kind.handBack(slot.arg, tasks);
@@ -739,57 +460,22 @@ final class BoundedPool extends AbstractWorkerPool {
     return tasks;
   }
 
-  private void tryTerminate() {
-    if (state.state() != RunState.SHUTDOWN || state.seats() != 0 || starter.workers() != 0) {
-      return;
-    }
-    if (line.terminateIfEmpty(state::terminate)) {
-      cleaner.update();
-      termination.countDown();
-    }
+  @Override
+  boolean quiescent() {
+    return starter.workers() == 0;
   }
 
   @Override
-  void checkOpen() {
-    if (!state.isRunning()) {
-      throw closed();
-    }
-  }
-
-  @Override
-  public boolean isShutdown() {
-    return !state.isRunning();
-  }
-
-  @Override
-  public boolean isTerminated() {
-    return state.isTerminated();
+  void terminated() {
+    cleaner.update();
   }
 
   @Override
   public boolean awaitTermination(long timeout, TimeUnit unit) throws InterruptedException {
     long deadline = System.nanoTime() + Math.min(unit.toNanos(timeout), Long.MAX_VALUE / 4);
-    if (!termination.await(timeout, unit)) {
+    if (!awaitTerminated(timeout, unit)) {
       return false;
     }
     return starter.joinAll(deadline);
-  }
-
-  @Override
-  public void reboot() {
-    synchronized (resizeLock) {
-      if (!state.isTerminated()) {
-        throw new IllegalStateException("pool '" + name + "' is not terminated");
-      }
-      termination = new CountDownLatch(1);
-      stopping = false;
-      line.reopen();
-      state.reopen();
-    }
-  }
-
-  @Override
-  public SerialExecutor newSerialExecutor() {
-    return new SerialLane(this);
   }
 }

@@ -45,7 +45,7 @@ final class SerialLane implements SerialExecutor {
   /** The lane's carrier: drains the lane; handed back as the lane's queued tasks. */
   static final TaskKind KIND = new TaskKind() {
     @Override
-    void run(Object arg, Worker worker) {
+    void run(Object arg, AbstractWorkerPool pool, Worker worker) {
       ((SerialLane) arg).drain(worker);
     }
 
@@ -57,12 +57,17 @@ final class SerialLane implements SerialExecutor {
     }
 
     @Override
+    void handBackRunning(Object arg, List<Runnable> out) {
+      ((SerialLane) arg).handBackQueued(out);
+    }
+
+    @Override
     boolean countsAsTask() {
       return false;
     }
   };
 
-  private final BoundedPool pool;
+  private final AbstractWorkerPool pool;
   private final ConcurrentLinkedQueue<Runnable> queue = new ConcurrentLinkedQueue<>();
   private final AtomicBoolean scheduled = new AtomicBoolean();
   private final Set<DelayedTask<?>> delayed = ConcurrentHashMap.newKeySet();
@@ -77,7 +82,7 @@ final class SerialLane implements SerialExecutor {
   private volatile boolean admitted;
   private volatile boolean closed;
 
-  SerialLane(BoundedPool pool) {
+  SerialLane(AbstractWorkerPool pool) {
     this.pool = pool;
   }
 
@@ -107,7 +112,7 @@ final class SerialLane implements SerialExecutor {
   /** Under {@code admission}: the lane's first dispatch, in the caller's mode. */
   private void admit(Runnable task) {
     queue.offer(task);
-    pool.counters.submitted.increment(); // before the hand-off: no snapshot shows it completed first
+    pool.accepted(); // before the hand-off: no snapshot shows it completed first
     if (!scheduled.compareAndSet(false, true)) {
       return; // a due delayed task holds a place for the lane already: this task rides along
     }
@@ -143,7 +148,7 @@ final class SerialLane implements SerialExecutor {
   /** Admitted work: queue it and make sure the lane is dispatched. */
   private void enter(Runnable task) {
     queue.offer(task);
-    pool.counters.submitted.increment();
+    pool.accepted();
     try {
       scheduleAdmitted();
     } catch (RejectedExecutionException terminated) {
@@ -196,7 +201,7 @@ final class SerialLane implements SerialExecutor {
           continue;
         }
         runOne(t);
-        if (++ran >= BUDGET && pool.line.size() > 0) {
+        if (++ran >= BUDGET && pool.hasWaiters()) {
           pool.dispatch(KIND, this, Mode.ADMITTED); // yield the worker: rejoin the end of the line
           return;
         }

@@ -248,6 +248,71 @@ public final class ShardedPool extends AbstractWorkerPool {
     }
   }
 
+  /** Not supported: shards terminate one by one, so a subpool could outlive the shard it needs. */
+  @Override
+  public WorkerPool newSubpool(String name, int capacity, boolean nonblocking, int maxWaiting) {
+    throw new UnsupportedOperationException("a sharded pool has no subpools; make a subpool of one"
+        + " pool instead (pool '" + this.name + "')");
+  }
+
+  @Override
+  int defaultMaxWaiting() {
+    return shards[0].maxWaiting;
+  }
+
+  // Tasks, lanes and handles all live on the shards, which count and withdraw them; these are
+  // never reached through the sharded pool itself.
+
+  @Override
+  void accepted() {
+    throw new AssertionError("tasks are counted by their shard");
+  }
+
+  @Override
+  void withdrawn() {
+    throw new AssertionError("tasks are counted by their shard");
+  }
+
+  @Override
+  boolean withdraw(WaitingLine.Entry e) {
+    throw new AssertionError("entries belong to a shard");
+  }
+
+  @Override
+  boolean withdrawCarrier(SerialLane lane) {
+    throw new AssertionError("lanes belong to a shard");
+  }
+
+  @Override
+  void taskCompleted() {
+    throw new AssertionError("tasks are counted by their shard");
+  }
+
+  @Override
+  void taskFailed(Throwable failure) {
+    throw new AssertionError("tasks are counted by their shard", failure);
+  }
+
+  @Override
+  boolean hasWaiters() {
+    for (BoundedPool p : shards) {
+      if (p.hasWaiters()) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  @Override
+  boolean stopping() {
+    return shards[0].stopping();
+  }
+
+  @Override
+  void tryTerminate() {
+    // each shard terminates by itself
+  }
+
   @Override
   public String toString() {
     return "shardedPool(\"" + name + "\",shards=" + shards.length + ",capacity=" + capacity()

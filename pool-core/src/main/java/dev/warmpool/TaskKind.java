@@ -10,11 +10,20 @@ import java.util.function.Consumer;
  */
 abstract class TaskKind {
 
-  /** Runs the argument on the current worker and counts what it ran. */
-  abstract void run(Object arg, Worker worker);
+  /**
+   * Runs the argument on the current worker and counts what it ran under {@code pool}: the pool
+   * that accepted it (the worker's own, or a subpool's).
+   */
+  abstract void run(Object arg, AbstractWorkerPool pool, Worker worker);
 
   /** Adds to {@code out} what the argument would have run; part of {@code shutdownNow()}. */
   abstract void handBack(Object arg, List<Runnable> out);
+
+  /**
+   * For a subpool's shutdownNow: adds to {@code out} what a running argument still holds queued (a
+   * lane's tasks); nothing for a plain task.
+   */
+  void handBackRunning(Object arg, List<Runnable> out) {}
 
   /** Whether accepting it counts one task; a lane's carrier does not (the lane counts its own). */
   boolean countsAsTask() {
@@ -24,8 +33,8 @@ abstract class TaskKind {
   /** A plain {@link Runnable}: counted as one task, handed back as itself. */
   static final TaskKind RUNNABLE = new TaskKind() {
     @Override
-    void run(Object arg, Worker worker) {
-      worker.pool.runCounted((Runnable) arg);
+    void run(Object arg, AbstractWorkerPool pool, Worker worker) {
+      pool.runCounted((Runnable) arg);
     }
 
     @Override
@@ -38,8 +47,8 @@ abstract class TaskKind {
   static TaskKind of(Consumer<Object> function) {
     return new TaskKind() {
       @Override
-      void run(Object arg, Worker worker) {
-        worker.pool.runCounted(function, arg);
+      void run(Object arg, AbstractWorkerPool pool, Worker worker) {
+        pool.runCounted(function, arg);
       }
 
       @Override

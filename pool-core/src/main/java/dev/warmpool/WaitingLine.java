@@ -42,7 +42,7 @@ final class WaitingLine {
   }
 
   /** A place in line, and the handle of its task. */
-  static final class Entry implements TaskHandle {
+  static class Entry implements TaskHandle {
     private static final VarHandle STATE;
 
     static {
@@ -56,10 +56,10 @@ final class WaitingLine {
     /** The kind under which an entry travels through the run queue: it runs unless withdrawn. */
     static final TaskKind KIND = new TaskKind() {
       @Override
-      void run(Object arg, Worker worker) {
+      void run(Object arg, AbstractWorkerPool pool, Worker worker) {
         Entry e = (Entry) arg;
         if (STATE.compareAndSet(e, TAKEN, STARTED)) {
-          e.kind.run(e.arg, worker);
+          e.kind.run(e.arg, pool, worker);
         }
       }
 
@@ -72,7 +72,7 @@ final class WaitingLine {
       }
     };
 
-    final BoundedPool pool;
+    final AbstractWorkerPool pool;
     final TaskKind kind;
     final Object arg;
     final Thread caller;
@@ -82,7 +82,7 @@ final class WaitingLine {
     Entry prev;
     Entry next;
 
-    Entry(BoundedPool pool, TaskKind kind, Object arg, Thread caller, int state) {
+    Entry(AbstractWorkerPool pool, TaskKind kind, Object arg, Thread caller, int state) {
       this.pool = pool;
       this.kind = kind;
       this.arg = arg;
@@ -100,13 +100,18 @@ final class WaitingLine {
           }
         } else if (s == TAKEN) {
           if (STATE.compareAndSet(this, TAKEN, CANCELLED)) {
-            pool.withdrawn();
+            pool.withdrawnTaken(this);
             return true;
           }
         } else {
           return false;
         }
       }
+    }
+
+    /** Moves the state from {@code from} to {@code to} atomically; false if it was not {@code from}. */
+    final boolean transition(int from, int to) {
+      return STATE.compareAndSet(this, from, to);
     }
 
     @Override

@@ -117,7 +117,7 @@ final class Worker extends TaskSlot implements Runnable {
       TaskKind k = kind;
       Object a = arg;
       clear();
-      k.run(a, this);
+      k.run(a, pool, this);
       switch (pool.finishTask(this)) {
         case RUN_NEXT -> hasTask = true;
         case LOOK_FOR_WORK -> hasTask = false;

@@ -156,6 +156,59 @@ public interface WorkerPool extends ScheduledExecutorService, AutoCloseable {
   SerialExecutor newSerialExecutor();
 
   /**
+   * Returns a new subpool with its own name and capacity that takes this pool's mode and
+   * {@code maxWaiting}; see {@link #newSubpool(String, int, boolean, int)}.
+   *
+   * @throws NullPointerException if {@code name} is null
+   * @throws IllegalArgumentException if {@code capacity} is not between 1 and 131,072
+   * @throws PoolClosedException if this pool is shut down
+   */
+  WorkerPool newSubpool(String name, int capacity);
+
+  /**
+   * Returns a new subpool: a {@link WorkerPool} with its own name, capacity, mode, waiting line and
+   * {@link #stats()} that runs its tasks on this pool's workers and starts no thread of its own; a
+   * bulkhead, one per dependency.
+   *
+   * <ul>
+   *   <li><b>Two bounds.</b> At most {@code capacity} tasks of the subpool are accepted and not yet
+   *       finished (queued for this pool or running), and this pool's capacity still bounds the
+   *       total. A subpool's {@code capacity} may exceed this pool's.</li>
+   *   <li><b>Subpool full</b> (every one of its seats taken): the subpool rejects or waits in its own
+   *       FIFO line by its own mode and {@code maxWaiting}, without holding a thread.</li>
+   *   <li><b>This pool full</b>, the subpool not: a nonblocking subpool rejects
+   *       ({@link PoolOverloadedException}, or {@code false} from {@code tryExecute}); a blocking
+   *       one accepts the task, which then waits in this pool's line without a thread, as admitted
+   *       work (not bounded by this pool's {@code maxWaiting}). A blocking subpool's
+   *       {@code execute} blocks its caller only for a seat of the subpool.</li>
+   *   <li><b>Fairness across subpools:</b> first come, first served among seated tasks. Each subpool
+   *       holds at most {@code capacity} places in this pool's FIFO line, and a task that finishes
+   *       hands its subpool seat to the head of the subpool's line, which then joins the end of this
+   *       pool's line. So when this pool is the bottleneck, subpools with waiters share its freed
+   *       seats in proportion to their capacities (a weighted round robin), and a waiter that holds
+   *       a seat of its subpool is served after at most the places ahead of it, however long another
+   *       subpool's line is.</li>
+   *   <li><b>Stats and counters.</b> The subpool's {@code stats()} count its own tasks:
+   *       {@code busy} and {@code workers} are its tasks running now, {@code waiting} its line plus its
+   *       seated tasks not yet started, {@code idle} and the worker counters stay 0. Its tasks also
+   *       count in this pool's {@code submitted}, {@code completed} and {@code failed}; a rejection
+   *       counts in the subpool, and in this pool too when this pool was the one that was full.
+   *       Failures go to this pool's failure handler.</li>
+   *   <li><b>Close.</b> Closing the subpool closes only its own work: {@code shutdownNow()} returns
+   *       and interrupts only its tasks; this pool keeps running. Shutting this pool down shuts its
+   *       subpools down first, and it terminates only after they have.</li>
+   * </ul>
+   * Thread names stay this pool's; the subpool's name appears in its messages and {@code stats}.
+   *
+   * @throws NullPointerException if {@code name} is null
+   * @throws IllegalArgumentException if {@code capacity} is not between 1 and 131,072, or
+   *     {@code maxWaiting} is negative
+   * @throws PoolClosedException if this pool is shut down
+   * @throws UnsupportedOperationException on a {@link ShardedPool}, whose shards terminate one by one
+   */
+  WorkerPool newSubpool(String name, int capacity, boolean nonblocking, int maxWaiting);
+
+  /**
    * Reopens a terminated pool with its configuration and cumulative counters.
    *
    * @throws IllegalStateException if the pool is not terminated

@@ -1,0 +1,446 @@
+package dev.warmpool;
+
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * Admission by seats and a FIFO waiting line, shared by a pool ({@link BoundedPool}) and a subpool
+ * ({@link Subpool}): which calls take a seat, wait, or are rejected, and the run state that closes
+ * both. What a seated task does next is the subclass's: a pool queues it for its workers, a subpool
+ * forwards it to its parent.
+ *
+ * <h2>Implementation notes</h2>
+ * A task is accepted by taking a seat ({@link RunState}); it gives the seat back when it finishes.
+ * When every seat is taken, blocking mode puts work in the FIFO line; whoever frees a seat hands it to
+ * the head of the line, and new submitters take no seat while the line is not empty, so nobody barges.
+ * A joiner links itself and then drains the line (a seat may have been freed between its try and its
+ * link); a finisher gives its seat back and then drains: publish, then check, on both sides.
+ */
+abstract class SeatPool extends AbstractWorkerPool {
+  final String name;
+  final boolean nonblocking;
+  final int maxWaiting;
+  volatile int capacity;
+  /** Set by shutdownNow: running tasks were interrupted on purpose, so keep the interrupt. */
+  volatile boolean stopping;
+  private volatile CountDownLatch termination = new CountDownLatch(1);
+
+  final RunState state = new RunState();
+  final WaitingLine line = new WaitingLine();
+  final PoolCounters counters = new PoolCounters();
+  /** Guards capacity changes against each other, and reboot. */
+  final Object resizeLock = new Object();
+
+  SeatPool(String name, int capacity, boolean nonblocking, int maxWaiting) {
+    this.name = name;
+    this.capacity = capacity;
+    this.nonblocking = nonblocking;
+    this.maxWaiting = maxWaiting;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // What the subclass decides
+
+  /**
+   * With a seat taken for the task: counts it, then hands it on. Returns false (after giving the
+   * seat back) only in {@link Mode#TRY} or {@link Mode#PROBE}, when something further on is full.
+   */
+  abstract boolean place(TaskKind kind, Object arg, Mode mode);
+
+  /** Like {@link #place} for a task that travels with its handle; the entry is TAKEN. */
+  abstract boolean placeEntry(WaitingLine.Entry e, Mode mode);
+
+  /** A new handle-carrying entry of this pool. */
+  abstract WaitingLine.Entry newEntry(TaskKind kind, Object arg, Thread caller, int state);
+
+  /** A line entry was handed a seat (and its caller woken): send it on to run. */
+  abstract void handOff(WaitingLine.Entry e);
+
+  /** Whether nothing but the seats and the line keeps this pool from terminating (no workers). */
+  abstract boolean quiescent();
+
+  /** Called once when the pool has terminated. */
+  abstract void terminated();
+
+  // ---------------------------------------------------------------------------------------------
+  // Submission
+
+  /**
+   * Proceeds in three steps: if nobody waits in line, take a free seat by CAS; with a seat, place
+   * the task; without one, reject (nonblocking, TRY) or wait in line ({@link #whenFull}).
+   */
+  @Override
+  boolean dispatch(TaskKind kind, Object arg, Mode mode) {
+    if (line.size() == 0 && state.tryTakeSeat(capacity, mode == Mode.ADMITTED)) {
+      return place(kind, arg, mode);
+    }
+    return whenFull(kind, arg, mode, null);
+  }
+
+  @Override
+  TaskHandle enqueue(TaskKind kind, Object arg, Mode mode) {
+    WaitingLine.Entry e = newEntry(kind, arg, null, WaitingLine.TAKEN);
+    if (line.size() == 0 && state.tryTakeSeat(capacity, mode == Mode.ADMITTED)) {
+      placeEntry(e, mode);
+    } else {
+      e.state = WaitingLine.WAITING;
+      whenFull(kind, arg, mode, e);
+    }
+    return e;
+  }
+
+  @Override
+  boolean dispatchTimed(TaskKind kind, Object arg, long nanos) throws InterruptedException {
+    if (nonblocking || nanos == 0) {
+      return dispatch(kind, arg, Mode.TRY);
+    }
+    if (line.size() == 0 && state.tryTakeSeat(capacity, false)) {
+      return place(kind, arg, Mode.EXECUTE);
+    }
+    if (!state.isRunning()) {
+      throw closed();
+    }
+    long deadline = System.nanoTime() + Math.min(nanos, Long.MAX_VALUE / 4);
+    WaitingLine.Entry e = join(newEntry(kind, arg, Thread.currentThread(), WaitingLine.WAITING),
+        false);
+    try {
+      return awaitTaken(e, true, deadline);
+    } catch (InterruptedWaitException interrupted) {
+      throw new InterruptedException("interrupted while waiting for a seat in pool '" + name + "'");
+    }
+  }
+
+  /** No seat was free (or the line was not empty): reject, or join the line. */
+  boolean whenFull(TaskKind kind, Object arg, Mode mode, WaitingLine.Entry handle) {
+    if (!state.isRunning() && !(mode == Mode.ADMITTED && !state.isTerminated())) {
+      throw closed();
+    }
+    if (mode == Mode.TRY) {
+      counters.rejected.increment();
+      return false;
+    }
+    if (mode == Mode.PROBE) {
+      return false;
+    }
+    if (nonblocking && mode != Mode.ADMITTED) {
+      throw overloaded();
+    }
+    if (mode == Mode.EXECUTE) {
+      return awaitTaken(join(newEntry(kind, arg, Thread.currentThread(), WaitingLine.WAITING),
+          false), false, 0L);
+    }
+    join(handle != null ? handle : newEntry(kind, arg, null, WaitingLine.WAITING),
+        mode == Mode.ADMITTED);
+    return true;
+  }
+
+  /** Puts the entry in line (or throws), then drains: a seat may have come free meanwhile. */
+  private WaitingLine.Entry join(WaitingLine.Entry e, boolean admitted) {
+    switch (line.offer(e, admitted ? Integer.MAX_VALUE : maxWaiting, admitted)) {
+      case FULL -> {
+        counters.rejected.increment();
+        throw new PoolOverloadedException(describe() + " is overloaded: every seat is taken"
+            + " (capacity " + capacity + ", busy " + busy() + ") and the waiting line is full"
+            + " (maxWaiting " + maxWaiting + ")");
+      }
+      case REFUSED -> throw closed();
+      case LINKED -> {
+        if (e.caller == null && e.kind.countsAsTask()) {
+          accepted();
+        }
+      }
+    }
+    drainLine();
+    return e;
+  }
+
+  /**
+   * Parks the caller until its entry gets a seat, or until {@code deadline} if timed.
+   *
+   * @return true if taken, false on timeout
+   */
+  private boolean awaitTaken(WaitingLine.Entry e, boolean timed, long deadline) {
+    // A busy worker usually finishes a tiny task within a microsecond and takes the entry at once;
+    // spinning that long is much cheaper than a park/unpark round trip.
+    for (int i = 0; i < Worker.SPINS && e.state == WaitingLine.WAITING; i++) {
+      Thread.onSpinWait();
+    }
+    boolean interrupted = false;
+    try {
+      for (;;) {
+        int s = e.state;
+        if (s == WaitingLine.CLOSED) {
+          throw closed();
+        }
+        if (s != WaitingLine.WAITING) {
+          return true;
+        }
+        interrupted |= Thread.interrupted();
+        if (interrupted && line.cancel(e)) {
+          counters.rejected.increment();
+          if (timed) {
+            interrupted = false; // reported by the InterruptedException instead
+            throw new InterruptedWaitException();
+          }
+          throw new RejectedExecutionException("interrupted while waiting for a seat in "
+              + describe() + "; the task was not accepted", new InterruptedException());
+        }
+        long left = timed ? deadline - System.nanoTime() : 1L;
+        if (left <= 0) {
+          if (line.cancel(e)) {
+            counters.rejected.increment();
+            return false;
+          }
+          continue;
+        }
+        e.parked = true; // then re-check the state: a taker reads parked after writing state
+        if (e.state != WaitingLine.WAITING) {
+          continue;
+        }
+        if (timed) {
+          LockSupport.parkNanos(this, left);
+        } else {
+          LockSupport.park(this);
+        }
+      }
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  /** Signals an interrupt of a timed wait through awaitTaken, which cannot throw it directly. */
+  private static final class InterruptedWaitException extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    InterruptedWaitException() {
+      super(null, null, false, false);
+    }
+  }
+
+  /** Withdraws a waiting entry through its handle. */
+  @Override
+  boolean withdraw(WaitingLine.Entry e) {
+    if (!line.cancel(e)) {
+      return false;
+    }
+    if (e.kind.countsAsTask()) {
+      withdrawn();
+    }
+    leftLine();
+    return true;
+  }
+
+  @Override
+  boolean withdrawCarrier(SerialLane lane) {
+    if (!line.cancelCarrier(lane)) {
+      return false;
+    }
+    leftLine();
+    return true;
+  }
+
+  /** An entry left the line without a seat: a shutdown may have been waiting for the line only. */
+  private void leftLine() {
+    if (!state.isRunning()) {
+      tryTerminate();
+    }
+  }
+
+  @Override
+  void accepted() {
+    counters.submitted.increment();
+  }
+
+  @Override
+  void withdrawn() {
+    counters.submitted.decrement();
+  }
+
+  @Override
+  boolean hasWaiters() {
+    return line.size() > 0;
+  }
+
+  /** Pairs line entries with free seats, oldest first, and hands them off. */
+  void drainLine() {
+    while (line.size() > 0) {
+      if (!state.tryTakeSeat(capacity, true)) { // line entries were accepted: also while shutting down
+        return;
+      }
+      WaitingLine.Entry e = line.poll();
+      if (e == null) {
+        state.releaseSeat();
+        tryTerminate();
+        continue;
+      }
+      taken(e);
+      handOff(e);
+    }
+  }
+
+  /** An entry got a seat: a blocked caller's task now counts as accepted and the caller wakes. */
+  void taken(WaitingLine.Entry e) {
+    if (e.caller != null) {
+      accepted();
+      if (e.parked) {
+        LockSupport.unpark(e.caller);
+      }
+    }
+  }
+
+  /** Gives back one seat and serves the line with it. */
+  void giveBackSeat() {
+    state.releaseSeat();
+    if (line.size() > 0) {
+      drainLine();
+    }
+    if (!state.isRunning()) {
+      tryTerminate();
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Configuration and stats
+
+  @Override
+  public String name() {
+    return name;
+  }
+
+  @Override
+  public int capacity() {
+    return capacity;
+  }
+
+  @Override
+  public boolean isNonblocking() {
+    return nonblocking;
+  }
+
+  /** Tasks running now. */
+  abstract int busy();
+
+  /** "pool 'x'", or "subpool 'y' of pool 'x'": how messages name this pool. */
+  String describe() {
+    return "pool '" + name + "'";
+  }
+
+  PoolOverloadedException overloaded() {
+    counters.rejected.increment();
+    return new PoolOverloadedException(describe() + " is overloaded: every seat is taken"
+        + " (capacity " + capacity + ", busy " + busy() + ")");
+  }
+
+  PoolClosedException closed() {
+    counters.rejected.increment();
+    return new PoolClosedException(describe() + " is shut down");
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Lifecycle
+
+  /**
+   * Closes the line and the state: callers blocked in line wake with {@link PoolClosedException},
+   * entries without a caller stay to run; delayed tasks are cancelled; subpools shut down first.
+   */
+  @Override
+  public void shutdown() {
+    shutdownSubpools();
+    state.shutdown();
+    for (WaitingLine.Entry e : line.close()) {
+      LockSupport.unpark(e.caller);
+    }
+    cancelDelayed();
+    drainLine();
+    afterShutdown();
+    tryTerminate();
+  }
+
+  /** What the subclass does once the line is closed (stop idle workers). */
+  void afterShutdown() {}
+
+  /**
+   * The first half of shutdownNow: hands back the subpools' work and the line's, marks the pool
+   * stopping and closes it. The subclass then hands back what it holds beyond the line.
+   */
+  List<Runnable> shutdownLine() {
+    List<Runnable> tasks = shutdownNowSubpools();
+    stopping = true;
+    shutdown();
+    for (WaitingLine.Entry e : line.drain()) {
+      if (e.caller != null) {
+        LockSupport.unpark(e.caller);
+      } else {
+        e.kind.handBack(e.arg, tasks);
+      }
+    }
+    return tasks;
+  }
+
+  @Override
+  boolean stopping() {
+    return stopping;
+  }
+
+  /** Terminates if shut down with no seat held, no subpool open, nothing in line and quiescent. */
+  @Override
+  void tryTerminate() {
+    if (state.state() != RunState.SHUTDOWN || state.seats() != 0 || !subpools.isEmpty()
+        || !quiescent()) {
+      return;
+    }
+    if (line.terminateIfEmpty(state::terminate)) {
+      terminated();
+      termination.countDown();
+    }
+  }
+
+  @Override
+  void checkOpen() {
+    if (!state.isRunning()) {
+      throw closed();
+    }
+  }
+
+  @Override
+  public boolean isShutdown() {
+    return !state.isRunning();
+  }
+
+  @Override
+  public boolean isTerminated() {
+    return state.isTerminated();
+  }
+
+  /** Waits for the terminated state, not for the threads (see the pool's override). */
+  boolean awaitTerminated(long timeout, TimeUnit unit) throws InterruptedException {
+    return termination.await(timeout, unit);
+  }
+
+  @Override
+  public void reboot() {
+    synchronized (resizeLock) {
+      if (!state.isTerminated()) {
+        throw new IllegalStateException(describe() + " is not terminated");
+      }
+      beforeReboot();
+      termination = new CountDownLatch(1);
+      stopping = false;
+      line.reopen();
+      state.reopen();
+    }
+  }
+
+  /** Checks or prepares what rebooting needs beyond the state (a subpool's parent must be open). */
+  void beforeReboot() {}
+
+  @Override
+  public SerialExecutor newSerialExecutor() {
+    return new SerialLane(this);
+  }
+}

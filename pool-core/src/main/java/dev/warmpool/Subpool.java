@@ -1,0 +1,398 @@
+package dev.warmpool;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A subpool (see {@link WorkerPool#newSubpool(String, int, boolean, int)}): its own seats, line,
+ * mode and counters, running its tasks on its parent's workers.
+ *
+ * <h2>Implementation notes</h2>
+ * Admission is {@link SeatPool}'s: a task takes a seat of the subpool or waits in the subpool's line.
+ * A task holding a seat is a {@link Seat} and is <em>forwarded</em> to the parent as one task of
+ * {@link #KIND}: a nonblocking subpool (or a {@code tryExecute}) offers it to the parent in
+ * {@link Mode#TRY}, so a full parent refuses it at the submitting call; otherwise it is enqueued in
+ * the parent as admitted work and waits in the parent's line if the parent is full. So a subpool
+ * holds at most {@code capacity} places in its parent's line, which is what bounds how long another
+ * subpool's seated task waits (the fairness policy). When the task finishes, on the parent's worker,
+ * its subpool seat goes to the head of the subpool's line, which is forwarded in turn.
+ *
+ * <p><b>Counting.</b> The parent does not count a forwarded task itself ({@link #KIND} counts as no
+ * task); the subpool counts each of its tasks in its own counters and in its parent's.
+ *
+ * <p><b>Seats.</b> {@link #seated} holds every seat of the subpool that a task holds: whoever
+ * removes the seat from it gives the seat back, so of the paths that end a seated task (it ran, it
+ * was withdrawn before running, a shutdownNow handed it back, the parent refused it) exactly one
+ * gives its seat back. shutdownNow finds the subpool's tasks there.
+ *
+ * <p><b>Termination.</b> The parent terminates only after its subpools ({@link
+ * AbstractWorkerPool#subpools}); so while a subpool has a seated task or an entry in line, its
+ * parent has not terminated and still takes the subpool's admitted work.
+ */
+final class Subpool extends SeatPool {
+
+  /** A forwarded task of a subpool, as the parent queues and runs it. */
+  static final TaskKind KIND = new TaskKind() {
+    @Override
+    void run(Object arg, AbstractWorkerPool pool, Worker worker) {
+      Seat s = (Seat) arg;
+      s.subpool().run(s, worker);
+    }
+
+    @Override
+    void handBack(Object arg, List<Runnable> out) {
+      Seat s = (Seat) arg;
+      if (s.transition(WaitingLine.TAKEN, WaitingLine.HANDED_BACK)) {
+        s.kind.handBack(s.arg, out);
+      }
+      s.subpool().release(s);
+    }
+
+    @Override
+    boolean countsAsTask() {
+      return false; // the subpool counts it, in its parent too
+    }
+  };
+
+  /** A task of the subpool, in its line or holding one of its seats; also the task's handle. */
+  static final class Seat extends WaitingLine.Entry {
+    /** Its place in the parent, once enqueued there; withdrawn with it. */
+    volatile TaskHandle outer;
+    /** The thread running it; guarded by this, so that an interrupt never hits a later task. */
+    private Thread runner;
+
+    Seat(Subpool pool, TaskKind kind, Object arg, Thread caller, int state) {
+      super(pool, kind, arg, caller, state);
+    }
+
+    Subpool subpool() {
+      return (Subpool) pool;
+    }
+
+    synchronized boolean start() {
+      if (!transition(WaitingLine.TAKEN, WaitingLine.STARTED)) {
+        return false; // withdrawn or handed back while it waited
+      }
+      runner = Thread.currentThread();
+      return true;
+    }
+
+    synchronized void finish() {
+      runner = null;
+    }
+
+    synchronized void interrupt() {
+      if (runner != null) {
+        runner.interrupt();
+      }
+    }
+  }
+
+  final AbstractWorkerPool parent;
+  private final Set<Seat> seated = ConcurrentHashMap.newKeySet();
+  private final AtomicInteger running = new AtomicInteger();
+
+  Subpool(AbstractWorkerPool parent, String name, int capacity, boolean nonblocking,
+      int maxWaiting) {
+    super(name, capacity, nonblocking, maxWaiting);
+    this.parent = parent;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Forwarding to the parent
+
+  @Override
+  WaitingLine.Entry newEntry(TaskKind kind, Object arg, Thread caller, int state) {
+    return new Seat(this, kind, arg, caller, state);
+  }
+
+  @Override
+  boolean place(TaskKind kind, Object arg, Mode mode) {
+    return placeEntry(new Seat(this, kind, arg, null, WaitingLine.TAKEN), mode);
+  }
+
+  @Override
+  boolean placeEntry(WaitingLine.Entry e, Mode mode) {
+    Seat s = (Seat) e;
+    boolean counted = s.kind.countsAsTask();
+    if (counted) {
+      accepted(); // before the hand-off: no snapshot shows it completed first
+    }
+    boolean placed;
+    try {
+      placed = forward(s, mode);
+    } catch (RuntimeException | Error refused) {
+      if (counted) {
+        withdrawn();
+      }
+      counters.rejected.increment();
+      throw refused;
+    }
+    if (placed) {
+      return true;
+    }
+    if (counted) {
+      withdrawn();
+    }
+    if (mode == Mode.PROBE) {
+      return false;
+    }
+    counters.rejected.increment();
+    if (mode == Mode.TRY) {
+      return false;
+    }
+    throw new PoolOverloadedException(describe() + " is overloaded: its parent "
+        + describe(parent) + " has every seat taken (capacity " + parent.capacity() + ")");
+  }
+
+  @Override
+  void handOff(WaitingLine.Entry e) {
+    // Admitted work: never refused for load, and the parent cannot have terminated (see notes).
+    forward((Seat) e, Mode.ADMITTED);
+  }
+
+  /**
+   * Sends a seated task to the parent. Returns false, with the seat given back, if the parent
+   * refused it; throws, with the seat given back, if the parent rejected it with an exception. If a
+   * shutdownNow handed the task back meanwhile, the task counts as accepted: returns true.
+   */
+  private boolean forward(Seat s, Mode mode) {
+    seated.add(s);
+    boolean onlyNow = mode == Mode.TRY || mode == Mode.PROBE || (nonblocking && mode != Mode.ADMITTED);
+    boolean taken;
+    try {
+      if (!onlyNow) {
+        TaskHandle place = parent.enqueue(KIND, s, Mode.ADMITTED);
+        s.outer = place;
+        int st = s.state;
+        if ((st == WaitingLine.CANCELLED || st == WaitingLine.HANDED_BACK) && place.cancel()) {
+          release(s); // withdrawn or handed back before its place in the parent was known
+        }
+        return true;
+      }
+      taken = parent.dispatch(KIND, s, mode == Mode.PROBE ? Mode.PROBE : Mode.TRY);
+    } catch (RuntimeException | Error refused) {
+      if (unplace(s)) {
+        throw refused;
+      }
+      return true;
+    }
+    return taken || !unplace(s);
+  }
+
+  /** The parent refused the task: takes it back, unless a shutdownNow handed it back first. */
+  private boolean unplace(Seat s) {
+    boolean mine = s.transition(WaitingLine.TAKEN, WaitingLine.CLOSED);
+    release(s);
+    return mine;
+  }
+
+  /** Runs a forwarded task on a parent's worker. */
+  private void run(Seat s, Worker worker) {
+    if (!s.start()) {
+      release(s);
+      return;
+    }
+    running.incrementAndGet();
+    try {
+      s.kind.run(s.arg, this, worker);
+    } finally {
+      running.decrementAndGet();
+      s.finish();
+      if (stopping && !parent.stopping()) {
+        Thread.interrupted(); // our shutdownNow's interrupt was for this task, not the next
+      }
+      release(s);
+    }
+  }
+
+  /** Gives the task's seat back, once: it finished, or will never run. */
+  private void release(Seat s) {
+    if (seated.remove(s)) {
+      giveBackSeat();
+    }
+  }
+
+  @Override
+  void withdrawnTaken(WaitingLine.Entry e) {
+    super.withdrawnTaken(e);
+    Seat s = (Seat) e;
+    TaskHandle place = s.outer;
+    if (place != null && place.cancel()) {
+      release(s); // it left the parent's line; otherwise the worker that reaches it gives the seat back
+    }
+  }
+
+  @Override
+  boolean withdrawCarrier(SerialLane lane) {
+    if (super.withdrawCarrier(lane)) {
+      return true;
+    }
+    for (Seat s : seated) { // a closing lane's carrier may wait in the parent's line
+      if (s.arg == lane && s.transition(WaitingLine.TAKEN, WaitingLine.CANCELLED)) {
+        TaskHandle place = s.outer;
+        if (place != null && place.cancel()) {
+          release(s);
+        }
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Counting: in this subpool and in its parent
+
+  @Override
+  void accepted() {
+    counters.submitted.increment();
+    parent.accepted();
+  }
+
+  @Override
+  void withdrawn() {
+    counters.submitted.decrement();
+    parent.withdrawn();
+  }
+
+  @Override
+  void taskCompleted() {
+    counters.completed.increment();
+    parent.taskCompleted();
+  }
+
+  @Override
+  void taskFailed(Throwable failure) {
+    counters.failed.increment();
+    parent.taskFailed(failure); // the parent's failure handler
+  }
+
+  @Override
+  boolean hasWaiters() {
+    return line.size() > 0 || parent.hasWaiters();
+  }
+
+  @Override
+  boolean stopping() {
+    return stopping || parent.stopping();
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Configuration and stats
+
+  @Override
+  public Duration maxIdle() {
+    return parent.maxIdle();
+  }
+
+  @Override
+  int defaultMaxWaiting() {
+    return maxWaiting;
+  }
+
+  @Override
+  public void resize(int newCapacity) {
+    WorkerPool.Builder.checkCapacity(newCapacity);
+    synchronized (resizeLock) {
+      capacity = newCapacity;
+    }
+    drainLine(); // new seats serve the line first; a shrink takes effect as tasks finish
+  }
+
+  @Override
+  int busy() {
+    return running.get();
+  }
+
+  /**
+   * Its own counters; {@code workers} and {@code busy} are its tasks running now, {@code waiting}
+   * its line plus its seated tasks not yet started; {@code idle} and the worker counters are 0.
+   */
+  @Override
+  public PoolStats stats() {
+    int run = running.get();
+    int queued = Math.max(0, state.seats() - run);
+    return counters.snapshot(capacity, run, run, 0, line.size() + queued);
+  }
+
+  @Override
+  String describe() {
+    return "subpool '" + name + "' of " + describe(parent);
+  }
+
+  private static String describe(AbstractWorkerPool pool) {
+    return pool instanceof SeatPool sp ? sp.describe() : "pool '" + pool.name() + "'";
+  }
+
+  @Override
+  public String toString() {
+    return "subpool(\"" + name + "\",capacity=" + capacity + ",nonblocking=" + nonblocking
+        + ") of " + parent;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Lifecycle
+
+  /**
+   * Hands back its line and its seated tasks, then interrupts its running ones (in that order: a
+   * task that ends at the interrupt would hand its seat to a task not yet handed back); the parent
+   * runs on.
+   */
+  @Override
+  public List<Runnable> shutdownNow() {
+    List<Runnable> tasks = shutdownLine();
+    for (Seat s : seated) {
+      if (s.transition(WaitingLine.TAKEN, WaitingLine.HANDED_BACK)) {
+        s.kind.handBack(s.arg, tasks);
+        TaskHandle place = s.outer;
+        if (place != null && place.cancel()) {
+          release(s); // else the parent's worker that reaches it, or forward, gives the seat back
+        }
+      }
+    }
+    for (Seat s : seated) {
+      if (s.state == WaitingLine.STARTED) {
+        s.kind.handBackRunning(s.arg, tasks);
+        s.interrupt();
+      }
+    }
+    tryTerminate();
+    return tasks;
+  }
+
+  @Override
+  boolean quiescent() {
+    return true; // no workers of its own
+  }
+
+  @Override
+  void terminated() {
+    parent.subpoolTerminated(this);
+  }
+
+  /** Waits until every task of this subpool has finished or been handed back. */
+  @Override
+  public boolean awaitTermination(long timeout, TimeUnit unit) throws InterruptedException {
+    return awaitTerminated(timeout, unit);
+  }
+
+  /**
+   * Reopens a terminated subpool on its parent.
+   *
+   * @throws PoolClosedException if the parent is shut down
+   */
+  @Override
+  public void reboot() {
+    parent.checkOpen();
+    super.reboot();
+    parent.subpools.add(this);
+    if (parent.isShutdown()) { // the parent's shutdown did not see us: close again
+      shutdown();
+      parent.checkOpen();
+    }
+  }
+}
