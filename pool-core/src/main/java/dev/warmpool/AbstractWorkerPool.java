@@ -3,7 +3,9 @@ package dev.warmpool;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
+import java.util.WeakHashMap;
 import java.util.Set;
 import java.util.concurrent.AbstractExecutorService;
 import java.util.concurrent.Callable;
@@ -39,8 +41,12 @@ abstract class AbstractWorkerPool extends AbstractExecutorService implements Wor
   /** Delayed and periodic tasks not yet done, lanes' included; cancelled by shutdown. */
   final Set<DelayedTask<?>> delayed = ConcurrentHashMap.newKeySet();
 
-  /** Subpools not yet terminated; this pool terminates only after all of them. */
-  final Set<Subpool> subpools = ConcurrentHashMap.newKeySet();
+  /**
+   * Subpools not yet terminated; this pool terminates only after all of them. Held weakly: a subpool
+   * nobody references has no work either (a task, lane or timer of a subpool references it), so
+   * dropping it loses nothing, and a caller may make views freely. Guarded by itself.
+   */
+  private final Map<Subpool, Boolean> subpools = new WeakHashMap<>();
 
   // ---------------------------------------------------------------------------------------------
   // Accounting, called by the kinds of tasks that run under this pool (lanes, subpool tasks)
@@ -126,7 +132,7 @@ abstract class AbstractWorkerPool extends AbstractExecutorService implements Wor
     }
     checkOpen();
     Subpool sub = new Subpool(this, name, capacity, nonblocking, maxWaiting);
-    subpools.add(sub);
+    addSubpool(sub);
     if (isShutdown()) { // a shutdown that ran between our check and our add did not see it
       sub.shutdown();
       checkOpen();
@@ -137,9 +143,28 @@ abstract class AbstractWorkerPool extends AbstractExecutorService implements Wor
   /** The maxWaiting a subpool takes by default: this pool's. */
   abstract int defaultMaxWaiting();
 
+  void addSubpool(Subpool s) {
+    synchronized (subpools) {
+      subpools.put(s, Boolean.TRUE);
+    }
+  }
+
+  /** Whether a subpool has not terminated yet. */
+  boolean hasSubpools() {
+    synchronized (subpools) {
+      return !subpools.isEmpty();
+    }
+  }
+
+  private List<Subpool> subpools() {
+    synchronized (subpools) {
+      return new ArrayList<>(subpools.keySet());
+    }
+  }
+
   /** Part of shutdown: subpools shut down first, so their accepted work still reaches this pool. */
   void shutdownSubpools() {
-    for (Subpool s : subpools) {
+    for (Subpool s : subpools()) {
       s.shutdown();
     }
   }
@@ -147,7 +172,7 @@ abstract class AbstractWorkerPool extends AbstractExecutorService implements Wor
   /** Part of shutdownNow: each subpool hands back its own work first. */
   List<Runnable> shutdownNowSubpools() {
     List<Runnable> tasks = new ArrayList<>();
-    for (Subpool s : subpools) {
+    for (Subpool s : subpools()) {
       tasks.addAll(s.shutdownNow());
     }
     return tasks;
@@ -155,7 +180,9 @@ abstract class AbstractWorkerPool extends AbstractExecutorService implements Wor
 
   /** A subpool terminated: it no longer holds this pool open. */
   void subpoolTerminated(Subpool s) {
-    subpools.remove(s);
+    synchronized (subpools) {
+      subpools.remove(s);
+    }
     tryTerminate();
   }
 

@@ -390,7 +390,7 @@ abstract class SeatPool extends AbstractWorkerPool {
   /** Terminates if shut down with no seat held, no subpool open, nothing in line and quiescent. */
   @Override
   void tryTerminate() {
-    if (state.state() != RunState.SHUTDOWN || state.seats() != 0 || !subpools.isEmpty()
+    if (state.state() != RunState.SHUTDOWN || state.seats() != 0 || hasSubpools()
         || !quiescent()) {
       return;
     }

@@ -29,8 +29,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * was withdrawn before running, a shutdownNow handed it back, the parent refused it) exactly one
  * gives its seat back. shutdownNow finds the subpool's tasks there.
  *
- * <p><b>Termination.</b> The parent terminates only after its subpools ({@link
- * AbstractWorkerPool#subpools}); so while a subpool has a seated task or an entry in line, its
+ * <p><b>Termination.</b> The parent terminates only after its subpools
+ * ({@link AbstractWorkerPool#hasSubpools}); so while a subpool has a seated task or an entry in line, its
  * parent has not terminated and still takes the subpool's admitted work.
  */
 final class Subpool extends SeatPool {
@@ -389,7 +389,7 @@ final class Subpool extends SeatPool {
   public void reboot() {
     parent.checkOpen();
     super.reboot();
-    parent.subpools.add(this);
+    parent.addSubpool(this);
     if (parent.isShutdown()) { // the parent's shutdown did not see us: close again
       shutdown();
       parent.checkOpen();

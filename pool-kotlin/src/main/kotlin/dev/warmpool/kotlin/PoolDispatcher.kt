@@ -52,7 +52,12 @@ import java.util.concurrent.TimeUnit
  * of a [withWorker] block: see [dispatchAdmission]. Its later dispatches are ordinary.
  */
 @OptIn(InternalCoroutinesApi::class) // Delay: kotlinx's own executor dispatchers implement it too
-internal class PoolDispatcher private constructor(val pool: WorkerPool) : CoroutineDispatcher(), Delay {
+internal class PoolDispatcher private constructor(
+    val pool: WorkerPool,
+    /** The pool whose threads run this dispatcher's blocks: [pool], or the pool a view limits. */
+    private val root: WorkerPool,
+    private val label: String?,
+) : CoroutineDispatcher(), Delay {
     /** Jobs of this pool's coroutines, each with its lane; a job leaves when it completes. */
     private val units = ConcurrentHashMap<Job, CoroutineUnit>()
 
@@ -203,27 +208,33 @@ internal class PoolDispatcher private constructor(val pool: WorkerPool) : Corout
     }
 
     /**
-     * [parallelism] >= capacity: this dispatcher. Otherwise a view that runs at most [parallelism]
-     * blocks at once on this pool; see [LimitedPoolDispatcher].
+     * [parallelism] >= capacity: this dispatcher. Otherwise a view backed by a core subpool
+     * ([WorkerPool.newSubpool]) of this pool with capacity [parallelism], blocking mode and an
+     * unbounded line: at most [parallelism] blocks run at once, on this pool's threads; a block
+     * beyond that waits in the subpool's FIFO line without a thread, and a block with a seat waits
+     * its turn in this pool's line. Like kotlinx's own views it has no rejection of its own, and it
+     * is not rejected for load by this pool either (only a shut-down pool rejects it). The subpool
+     * lives as long as the view is referenced and closes with this pool.
      */
     override fun limitedParallelism(parallelism: Int, name: String?): CoroutineDispatcher {
         require(parallelism >= 1) { "parallelism must be >= 1, was $parallelism" }
         if (parallelism >= pool.capacity()) return this
-        return LimitedPoolDispatcher(this, pool, parallelism, name)
+        val subpool = try {
+            pool.newSubpool(name ?: "${pool.name()}.limitedParallelism($parallelism)", parallelism, false, Int.MAX_VALUE)
+        } catch (closed: RejectedExecutionException) {
+            return this // a shut-down pool rejects every dispatch anyway, with the same exception
+        }
+        return PoolDispatcher(subpool, root, name)
     }
 
-    /** Whether [interceptor] runs its coroutines on this dispatcher's pool. */
-    fun isOnSamePool(interceptor: Any?): Boolean = when (interceptor) {
-        is PoolDispatcher -> interceptor.pool === pool
-        is LimitedPoolDispatcher -> interceptor.pool === pool
-        else -> false
-    }
+    /** Whether [interceptor] runs its coroutines on this dispatcher's threads (this pool or a view). */
+    fun isOnSamePool(interceptor: Any?): Boolean = interceptor is PoolDispatcher && interceptor.root === root
 
     override fun equals(other: Any?): Boolean = other is PoolDispatcher && other.pool === pool
 
     override fun hashCode(): Int = System.identityHashCode(pool)
 
-    override fun toString(): String = pool.toString()
+    override fun toString(): String = label ?: pool.toString()
 
     /** A coroutine's lane; also the completion handler that forgets it. */
     private inner class CoroutineUnit(private val job: Job) : (Throwable?) -> Unit {
@@ -266,7 +277,7 @@ internal class PoolDispatcher private constructor(val pool: WorkerPool) : Corout
             val recent = last?.get()
             if (recent != null && recent.pool === pool) return recent
             val d = synchronized(instances) {
-                instances[pool]?.get() ?: PoolDispatcher(pool).also { instances[pool] = WeakReference(it) }
+                instances[pool]?.get() ?: PoolDispatcher(pool, pool, null).also { instances[pool] = WeakReference(it) }
             }
             last = WeakReference(d)
             return d

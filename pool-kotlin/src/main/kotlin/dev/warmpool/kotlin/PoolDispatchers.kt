@@ -40,7 +40,10 @@ import kotlinx.coroutines.withContext
  *   use [withWorker].
  * - `delay` and `withTimeout` resume on the pool's workers.
  * - `limitedParallelism(n)` throws [IllegalArgumentException] for `n < 1`, returns this dispatcher when
- *   `n >= capacity`, and otherwise a view that never runs more than `n` blocks at once.
+ *   `n >= capacity`, and otherwise a view that never runs more than `n` blocks at once: a core subpool
+ *   ([WorkerPool.newSubpool]) in blocking mode with an unbounded line, so, like kotlinx's views, it is
+ *   not rejected for load (on a nonblocking pool too); only a shut-down pool rejects. A subpool made
+ *   with [WorkerPool.newSubpool] works as a dispatcher of its own, with its own mode and rejections.
  * - After the pool is shut down, blocks already accepted still run; a coroutine that resumes later is
  *   rejected as above, so it completes (cancelled) and `join()` returns.
  */
