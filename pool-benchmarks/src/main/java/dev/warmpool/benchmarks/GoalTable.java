@@ -119,6 +119,7 @@ public final class GoalTable {
       if (only.contains(5)) shapes.add(t.new Latency());
       if (only.contains(6)) shapes.add(t.new Threads());
       if (only.contains(7)) shapes.add(t.new KotlinShape());
+      if (only.contains(8)) shapes.add(t.new SubpoolOverhead());
       for (int r = 0; r < warmup + rounds; r++) {
         t.measuring = r >= warmup;
         long rs = System.nanoTime();
@@ -355,6 +356,30 @@ public final class GoalTable {
       for (ExecutorService e : executors) {
         Peers.close(e);
       }
+    }
+  }
+
+  /**
+   * Shape 8 (issue 14): the cost of a subpool. The same tiny tasks through a plain pool of capacity
+   * 64 and through a subpool of capacity 64 of another such pool (blocking mode, so each seated task
+   * is forwarded to the parent as admitted work); the ratio is plain/subpool throughput.
+   */
+  final class SubpoolOverhead implements Shape {
+    final String shape = "subpool overhead: tiny tasks, 1 producer, capacity 64";
+    final WorkerPool plain = WorkerPool.builder().name("so-plain").capacity(64).build();
+    final WorkerPool parent = WorkerPool.builder().name("so-parent").capacity(64).build();
+    final WorkerPool subpool = parent.newSubpool("so-sub", 64);
+
+    @Override
+    public void round() throws InterruptedException {
+      record(shape, "tasks/s", Peers.WARMPOOL, tinyThroughput(plain, 1));
+      record(shape, "tasks/s", "warmpool-subpool", tinyThroughput(subpool, 1));
+    }
+
+    @Override
+    public void close() {
+      plain.close();
+      parent.close();
     }
   }
 

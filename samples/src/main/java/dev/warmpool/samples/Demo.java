@@ -11,7 +11,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The README's demo: one nonblocking pool showing FILO reuse, a burst growing the pool, a periodic
- * task, nonblocking rejection as an exception, and the pool shrinking to zero after {@code maxIdle},
+ * task, nonblocking rejection as an exception, two subpools (one per dependency) sharing the pool's
+ * threads under their own limits, and the pool shrinking to zero after {@code maxIdle},
  * with a live status line; then the Reactor, RxJava and coroutine samples.
  */
 public final class Demo {
@@ -29,6 +30,7 @@ public final class Demo {
       filoReuse(pool, status);
       burstAndRejection(pool, status);
       periodic(pool, status);
+      subpools(pool, status);
       shrinkToZero(pool, status);
     } finally {
       status.stop();
@@ -99,8 +101,46 @@ public final class Demo {
     status.say("   ran " + runs.get() + " times, then cancelled");
   }
 
+  private static void subpools(WorkerPool pool, StatusLine status) throws Exception {
+    status.say("4. Two subpools, one per dependency: db (3) and partnerApi (5) share the pool's"
+        + " threads; a stalled partner API fills only its own subpool");
+    WorkerPool db = pool.newSubpool("db", 3, false, 100); // blocking: extra queries wait in db's line
+    WorkerPool partnerApi = pool.newSubpool("partnerApi", 5);
+    CountDownLatch stalled = new CountDownLatch(1);
+    for (int i = 0; i < 5; i++) {
+      partnerApi.execute(() -> await(stalled)); // the partner API hangs
+    }
+    try {
+      partnerApi.execute(() -> { });
+      status.say("   unexpected: a sixth call to the partner API was accepted");
+    } catch (PoolOverloadedException e) {
+      status.say("   partnerApi rejects on its own: " + e.getMessage());
+    }
+    CountDownLatch queries = new CountDownLatch(30);
+    for (int i = 0; i < 30; i++) {
+      db.enqueue(() -> { // at most 3 at once; the rest wait in db's own line, holding no thread
+        sleep(2); // a query
+        queries.countDown();
+      });
+    }
+    status.say("   db: 30 queries accepted, " + db.stats().waiting() + " waiting in its line");
+    queries.await();
+    status.say("   db ran 30 queries meanwhile, 3 at a time: " + db.stats());
+    stalled.countDown();
+    db.close();
+    partnerApi.close();
+  }
+
+  private static void sleep(long millis) {
+    try {
+      Thread.sleep(millis);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
   private static void shrinkToZero(WorkerPool pool, StatusLine status) throws Exception {
-    status.say("4. Quiet: idle workers expire after maxIdle (1 s) and the pool shrinks to zero");
+    status.say("5. Quiet: idle workers expire after maxIdle (1 s) and the pool shrinks to zero");
     long start = System.nanoTime();
     while (pool.stats().workers() > 0 && System.nanoTime() - start < TimeUnit.SECONDS.toNanos(10)) {
       Thread.sleep(50);
