@@ -58,11 +58,17 @@ final class Subpool extends SeatPool {
     }
   };
 
-  /** A task of the subpool, in its line or holding one of its seats; also the task's handle. */
+  /**
+   * A task of the subpool, in its line or holding one of its seats; also the task's handle. Beyond
+   * the line's states, a started seat moves {@code STARTED -> DONE} when it finishes, and
+   * {@code STARTED -> INTERRUPTING -> STARTED} while shutdownNow interrupts its runner; a finishing
+   * runner waits out INTERRUPTING (as {@code FutureTask} does), so an interrupt meant for this task
+   * is always delivered before it ends and can be cleared then, never leaking into a later task.
+   */
   static final class Seat extends WaitingLine.Entry {
-    /** Its place in the parent, once enqueued there; withdrawn with it. */
+    /** Its place in the parent's line, once enqueued there; withdrawn with it. */
     volatile TaskHandle outer;
-    /** The thread running it; guarded by this, so that an interrupt never hits a later task. */
+    /** The thread running it: written before the CAS to STARTED, which publishes it. */
     private Thread runner;
 
     Seat(Subpool pool, TaskKind kind, Object arg, Thread caller, int state) {
@@ -73,21 +79,28 @@ final class Subpool extends SeatPool {
       return (Subpool) pool;
     }
 
-    synchronized boolean start() {
-      if (!transition(WaitingLine.TAKEN, WaitingLine.STARTED)) {
-        return false; // withdrawn or handed back while it waited
-      }
+    boolean start() {
       runner = Thread.currentThread();
-      return true;
+      return transition(WaitingLine.TAKEN, WaitingLine.STARTED); // false: withdrawn or handed back
     }
 
-    synchronized void finish() {
+    void finish() {
+      if (!transition(WaitingLine.STARTED, WaitingLine.DONE)) {
+        while (state == WaitingLine.INTERRUPTING) {
+          Thread.onSpinWait(); // the interrupt is on its way: let it land first
+        }
+        state = WaitingLine.DONE;
+      }
       runner = null;
     }
 
-    synchronized void interrupt() {
-      if (runner != null) {
-        runner.interrupt();
+    void interrupt() {
+      if (transition(WaitingLine.STARTED, WaitingLine.INTERRUPTING)) {
+        try {
+          runner.interrupt();
+        } finally {
+          state = WaitingLine.STARTED;
+        }
       }
     }
   }
@@ -166,6 +179,12 @@ final class Subpool extends SeatPool {
     boolean taken;
     try {
       if (!onlyNow) {
+        // A free parent seat takes a new task at once, with no handle to allocate: a task queued
+        // for a worker is withdrawn by its own state; only a full parent needs a withdrawable
+        // place. (Admitted work skips the probe: a failed thread start must not reject it.)
+        if (mode != Mode.ADMITTED && parent.dispatch(KIND, s, Mode.PROBE)) {
+          return true;
+        }
         TaskHandle place = parent.enqueue(KIND, s, Mode.ADMITTED);
         s.outer = place;
         int st = s.state;

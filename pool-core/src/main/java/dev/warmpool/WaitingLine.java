@@ -33,6 +33,10 @@ final class WaitingLine {
   static final int CANCELLED = 3;
   static final int CLOSED = 4;
   static final int HANDED_BACK = 5;
+  /** A subpool's task finished ({@link Subpool.Seat}). */
+  static final int DONE = 6;
+  /** A subpool's shutdownNow is interrupting the task's runner ({@link Subpool.Seat}). */
+  static final int INTERRUPTING = 7;
 
   /** The outcome of {@link #offer}. */
   enum Offer {
@@ -124,7 +128,8 @@ final class WaitingLine {
       return "TaskHandle[" + switch (state) {
         case WAITING -> "waiting";
         case TAKEN -> "queued";
-        case STARTED -> "started";
+        case STARTED, INTERRUPTING -> "started";
+        case DONE -> "done";
         case CANCELLED -> "cancelled";
         default -> "handed back";
       } + "]";
