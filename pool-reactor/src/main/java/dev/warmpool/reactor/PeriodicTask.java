@@ -53,6 +53,7 @@ final class PeriodicTask extends PoolTask {
       task.run();
     } catch (Throwable t) {
       reportToThread(t);
+      HandleErrorHook.call(t); // Schedulers.onHandleError, as Reactor's schedulers
     }
     if (!endPeriodicRun()) {
       return;

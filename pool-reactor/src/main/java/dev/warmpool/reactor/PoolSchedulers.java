@@ -66,7 +66,10 @@ import reactor.core.scheduler.Scheduler;
  * <h2>Failures</h2>
  * A task that throws does not harm the pool. An immediate task's exception goes to the pool's failure
  * handler, by default the worker thread's uncaught-exception handler; a delayed or periodic task's
- * exception goes to the thread's uncaught-exception handler (a periodic task keeps running).
+ * exception goes to the thread's uncaught-exception handler (a periodic task keeps running). Either way
+ * the hook set with {@link reactor.core.scheduler.Schedulers#onHandleError} hears it too, as on
+ * Reactor's own schedulers (reached through Reactor's own error path, since
+ * {@code Schedulers.handleError} is not public: see the README).
  *
  * <h2>Disposal</h2>
  * {@link Scheduler#dispose()} makes this scheduler and its workers reject new work; its tasks that

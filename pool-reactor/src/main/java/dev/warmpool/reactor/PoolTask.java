@@ -96,6 +96,7 @@ class PoolTask implements CancellationAware, Disposable {
       ended();
     }
     if (failure != null) {
+      HandleErrorHook.call(failure); // Schedulers.onHandleError, as Reactor's schedulers
       // To the pool: its failure handler reports it and stats().failed counts it (guarantee 8),
       // for a delayed task too, whose core timer future rethrows it on the worker.
       throw PoolTask.<RuntimeException>sneaky(failure);
@@ -238,7 +239,7 @@ class PoolTask implements CancellationAware, Disposable {
   }
 
   @SuppressWarnings("unchecked")
-  private static <E extends Throwable> E sneaky(Throwable t) throws E {
+  static <E extends Throwable> E sneaky(Throwable t) throws E {
     throw (E) t;
   }
 
