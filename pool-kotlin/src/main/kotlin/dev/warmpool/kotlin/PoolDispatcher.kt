@@ -90,7 +90,7 @@ internal class PoolDispatcher private constructor(
             return
         }
         try {
-            if (hasAdmittedAncestor(job)) unit.admitInherited(block) else unit.lane.execute(block)
+            if (isRunningWork(job, block)) unit.admitInherited(block) else unit.lane.execute(block)
         } catch (rejected: RejectedExecutionException) {
             units.remove(job, unit)
             reject(context, block, rejected)
@@ -98,6 +98,19 @@ internal class PoolDispatcher private constructor(
         }
         job.invokeOnCompletion(unit)
     }
+
+    /**
+     * Whether a job seen here for the first time is part of work already running, and so is not
+     * rejected (guarantee 6): an ancestor holds a unit of this pool (a child, or a scoping builder
+     * inside admitted work), or this first dispatch resumes a suspended coroutine ([block] is a
+     * [CancellableContinuation]): the job has run already, undispatched, inside code that held a
+     * thread. That second case is `withContext(NonCancellable) { .. }` cleanup (its job's parent is
+     * `NonCancellable`, which has none) and `withContext(Job()) { .. }`, whose ancestry ends at a
+     * job of their own. Its one side effect: a coroutine started with `CoroutineStart.UNDISPATCHED`
+     * by a thread outside the pool is not rejected on its first resume either; it waits its turn.
+     */
+    private fun isRunningWork(job: Job, block: Runnable): Boolean =
+        hasAdmittedAncestor(job) || block is CancellableContinuation<*>
 
     @OptIn(ExperimentalCoroutinesApi::class) // Job.parent
     private fun hasAdmittedAncestor(job: Job): Boolean {

@@ -16,6 +16,7 @@ import kotlinx.coroutines.CoroutineStart
 import kotlinx.coroutines.DelicateCoroutinesApi
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.Job
+import kotlinx.coroutines.NonCancellable
 import kotlinx.coroutines.TimeoutCancellationException
 import kotlinx.coroutines.async
 import kotlinx.coroutines.awaitCancellation
@@ -200,6 +201,41 @@ class PoolDispatcherTest {
         job.join()
         assertThat(job.isCancelled).isFalse()
         assertThat(threads).allMatch { pool.isOwnThread(it) }
+    }
+
+    /**
+     * Issue 12, fault 1: `withContext(NonCancellable)` (and `withContext(Job())`) inside an admitted
+     * coroutine starts a job with no admitted ancestor; when it resumes on a full pool it is part of
+     * running work and waits its turn, instead of being rejected and finishing on Dispatchers.IO.
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = ["NonCancellable", "explicit Job"])
+    fun cleanupUnderNonCancellableIsNotRejectedWhenItResumesOnAFullPool_fault1(kind: String) = pools.runBlocking {
+        val pool = pools.pool(1, nonblocking = true, maxWaiting = 0)
+        val d = pool.asCoroutineDispatcher()
+        val channel = Channel<Int>()
+        val suspended = CompletableDeferred<Unit>()
+        val cleanup = CompletableDeferred<Thread>()
+        val job = launch(d) {
+            val context = if (kind == "NonCancellable") NonCancellable else Job()
+            withContext(context) {
+                suspended.complete(Unit)
+                channel.receive() // resumed by the test thread, outside the pool
+                cleanup.complete(Thread.currentThread())
+            }
+        }
+        suspended.await()
+        awaitStats(pool, "coroutine suspended") { it.busy() == 0 }
+        val full = pools.occupy(pool, 1)
+        val rejectedBefore = pool.stats().rejected()
+        channel.send(1)
+        awaitStats(pool, "the resume waits in line") { it.waiting() == 1 || cleanup.isCompleted }
+        assertThat(cleanup.isCompleted).describedAs("did not run elsewhere").isFalse()
+        full.open()
+        assertThat(pool.isOwnThread(cleanup.await())).describedAs("cleanup ran on the pool").isTrue()
+        job.join()
+        assertThat(job.isCancelled).isFalse()
+        assertThat(pool.stats().rejected()).isEqualTo(rejectedBefore)
     }
 
     @Test
