@@ -306,14 +306,9 @@ abstract class AbstractWorkerPool extends AbstractExecutorService implements Wor
 
   private ScheduledFuture<?> schedulePeriodic(Runnable task, long initialDelay, long period,
       TimeUnit unit, String what, int sign) {
-    requireTask(task);
-    Objects.requireNonNull(unit, "unit must not be null");
-    if (period <= 0) {
-      throw new IllegalArgumentException(what + " must be > 0, was " + period);
-    }
+    long signedPeriod = DelayedTask.checkPeriodic(task, period, unit, what, sign);
     checkOpen();
-    long nanos = DelayedTask.clamp(unit.toNanos(period));
-    return new DelayedTask<Void>(task, sign * Math.max(1, nanos), runWhenDue, delayed, null)
+    return new DelayedTask<Void>(task, signedPeriod, runWhenDue, delayed, null)
         .start(unit.toNanos(initialDelay));
   }
 

@@ -63,6 +63,19 @@ final class DelayedTask<V> extends FutureTask<V> implements RunnableScheduledFut
     return this;
   }
 
+  /**
+   * Checks the arguments of a periodic schedule and returns its period in nanoseconds, positive for
+   * a fixed rate ({@code sign} 1) and negative for a fixed delay ({@code sign} -1).
+   */
+  static long checkPeriodic(Runnable task, long period, TimeUnit unit, String what, int sign) {
+    AbstractWorkerPool.requireTask(task);
+    java.util.Objects.requireNonNull(unit, "unit must not be null");
+    if (period <= 0) {
+      throw new IllegalArgumentException(what + " must be > 0, was " + period);
+    }
+    return sign * Math.max(1, clamp(unit.toNanos(period)));
+  }
+
   static long clamp(long delayNanos) {
     return Math.max(0, Math.min(delayNanos, Long.MAX_VALUE >> 2));
   }

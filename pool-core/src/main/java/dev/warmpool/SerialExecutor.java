@@ -23,7 +23,7 @@ import java.util.concurrent.TimeUnit;
  * the end of the line.
  *
  * <h2>Close</h2>
- * {@link #close()} cancels the lane's pending tasks (immediate and delayed, those of this lane only);
+ * {@link #close()} cancels the lane's pending tasks (immediate, delayed and periodic, those of this lane only);
  * a task already running finishes. Later submissions throw
  * {@link java.util.concurrent.RejectedExecutionException}.
  */
@@ -65,6 +65,33 @@ public interface SerialExecutor extends Executor, AutoCloseable {
    *     down
    */
   ScheduledFuture<?> schedule(Runnable task, long delay, TimeUnit unit);
+
+  /**
+   * Runs the task on this lane periodically, first after {@code initialDelay}, then every
+   * {@code period} (fixed rate, as {@link java.util.concurrent.ScheduledExecutorService} does: a run
+   * that is late is followed by the next without pause, and runs never overlap). Each run re-enters
+   * the lane when due, as admitted work, in order with the lane's other tasks. A run that throws
+   * stops the schedule (its future completes with the exception, which also goes to the pool's
+   * failure handler); cancelling the future or closing the lane stops it.
+   *
+   * @throws NullPointerException if {@code task} or {@code unit} is null
+   * @throws IllegalArgumentException if {@code period <= 0}
+   * @throws java.util.concurrent.RejectedExecutionException if the lane is closed or the pool is shut
+   *     down
+   */
+  ScheduledFuture<?> scheduleAtFixedRate(Runnable task, long initialDelay, long period, TimeUnit unit);
+
+  /**
+   * Like {@link #scheduleAtFixedRate}, but each run is armed {@code delay} after the previous one
+   * returned (fixed delay).
+   *
+   * @throws NullPointerException if {@code task} or {@code unit} is null
+   * @throws IllegalArgumentException if {@code delay <= 0}
+   * @throws java.util.concurrent.RejectedExecutionException if the lane is closed or the pool is shut
+   *     down
+   */
+  ScheduledFuture<?> scheduleWithFixedDelay(Runnable task, long initialDelay, long delay,
+      TimeUnit unit);
 
   /** Whether {@link #close()} was called. */
   boolean isClosed();

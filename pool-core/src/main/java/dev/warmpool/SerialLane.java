@@ -242,6 +242,27 @@ final class SerialLane implements SerialExecutor {
   }
 
   @Override
+  public ScheduledFuture<?> scheduleAtFixedRate(Runnable task, long initialDelay, long period,
+      TimeUnit unit) {
+    return schedulePeriodic(task, initialDelay, period, unit, "period", 1);
+  }
+
+  @Override
+  public ScheduledFuture<?> scheduleWithFixedDelay(Runnable task, long initialDelay, long delay,
+      TimeUnit unit) {
+    return schedulePeriodic(task, initialDelay, delay, unit, "delay", -1);
+  }
+
+  /** Each run enters the lane when due, as admitted work; the next is armed after it returned. */
+  private ScheduledFuture<?> schedulePeriodic(Runnable task, long initialDelay, long period,
+      TimeUnit unit, String what, int sign) {
+    long signedPeriod = DelayedTask.checkPeriodic(task, period, unit, what, sign);
+    checkOpen();
+    return new DelayedTask<Void>(task, signedPeriod, enterWhenDue, pool.delayed, delayed)
+        .start(initialDelay <= 0 ? 0 : unit.toNanos(initialDelay));
+  }
+
+  @Override
   public boolean isClosed() {
     return closed;
   }
