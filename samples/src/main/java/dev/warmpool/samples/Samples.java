@@ -5,7 +5,7 @@ final class Samples {
   private Samples() {}
 
   static void runAll() throws Exception {
-    for (String name : new String[] {"ReactorSample", "RxJavaSample", "CoroutineSample"}) {
+    for (String name : new String[] {"ReactorSample", "RxJavaSample", "CoroutineSample", "AllThreeSample"}) {
       Class<?> c;
       try {
         c = Class.forName("dev.warmpool.samples." + name);
