@@ -47,7 +47,7 @@ import reactor.core.scheduler.Schedulers;
  * turn. Reactor turns a refused timer into an immediate error ({@code timeout} firing at once,
  * {@code Retry.backoff} giving up), which is what a busy pool must not cause.
  */
-final class PoolScheduler implements Scheduler, Scannable, PeriodicTask.Rearm {
+final class PoolScheduler implements Scheduler, Scannable, PeriodicTask.Periodic {
   static final int ACTIVE = 0;
   static final int GRACEFUL = 1;
   static final int DISPOSED = 2;
@@ -111,17 +111,10 @@ final class PoolScheduler implements Scheduler, Scannable, PeriodicTask.Rearm {
   public Disposable schedulePeriodically(Runnable task, long initialDelay, long period,
       TimeUnit unit) {
     Objects.requireNonNull(unit, "unit must not be null");
-    Runnable r = Schedulers.onSchedule(requireTask(task));
-    long first = deadline(initialDelay, unit);
-    // the pool's timer drives a positive period; Reactor's "period <= 0: again at once" re-arms itself
-    PeriodicTask t = period > 0
-        ? new PeriodicTask(r, this, null, null, first, unit.toNanos(period))
-        : new PeriodicTask(r, this, null, this, first, 0);
+    PeriodicTask t = new PeriodicTask(Schedulers.onSchedule(requireTask(task)), this, null);
     enterTimed(t);
     try {
-      t.setFuture(period > 0
-          ? pool.scheduleAtFixedRate(t, initialDelay, period, unit)
-          : pool.schedule(t, initialDelay, unit));
+      t.setFuture(t.schedule(this, initialDelay, period, unit));
     } catch (RuntimeException rejected) {
       t.cancelIfPending();
       throw rejected;
@@ -130,8 +123,13 @@ final class PoolScheduler implements Scheduler, Scannable, PeriodicTask.Rearm {
   }
 
   @Override
-  public Future<?> rearm(Runnable task, long delayNanos) {
-    return pool.schedule(task, delayNanos, TimeUnit.NANOSECONDS);
+  public Future<?> atFixedRate(Runnable task, long initialDelay, long period, TimeUnit unit) {
+    return pool.scheduleAtFixedRate(task, initialDelay, period, unit);
+  }
+
+  @Override
+  public Future<?> withFixedDelay(Runnable task, long initialDelay, long delay, TimeUnit unit) {
+    return pool.scheduleWithFixedDelay(task, initialDelay, delay, unit);
   }
 
   @Override
@@ -144,11 +142,6 @@ final class PoolScheduler implements Scheduler, Scannable, PeriodicTask.Rearm {
 
   static Runnable requireTask(Runnable task) {
     return Objects.requireNonNull(task, "task must not be null");
-  }
-
-  static long deadline(long delay, TimeUnit unit) {
-    long nanos = Math.max(0, Math.min(unit.toNanos(delay), Long.MAX_VALUE >> 2));
-    return System.nanoTime() + nanos;
   }
 
   /** Counts a task about to be submitted; rejects it if this scheduler no longer accepts work. */

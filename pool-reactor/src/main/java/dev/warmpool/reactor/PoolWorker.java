@@ -1,9 +1,11 @@
 package dev.warmpool.reactor;
 
 import dev.warmpool.SerialExecutor;
+import java.util.Objects;
 import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 import reactor.core.Disposable;
 import reactor.core.Scannable;
 import reactor.core.scheduler.Scheduler;
@@ -18,7 +20,7 @@ import reactor.core.scheduler.Schedulers;
  * its end: pending tasks are cancelled (the lane drops them, and their {@link Disposable}s report
  * disposed), a task running on another thread is interrupted, as with Reactor's own workers.
  */
-final class PoolWorker implements Scheduler.Worker, Scannable, PeriodicTask.Rearm {
+final class PoolWorker implements Scheduler.Worker, Scannable, PeriodicTask.Periodic {
   final PoolScheduler parent;
   private final SerialExecutor lane;
   /** Set once the lane accepted an immediate task (a timer does not admit the lane). */
@@ -59,22 +61,23 @@ final class PoolWorker implements Scheduler.Worker, Scannable, PeriodicTask.Rear
     }
     PoolTask t = new PoolTask(Schedulers.onSchedule(PoolScheduler.requireTask(task)), parent, this,
         true);
-    return scheduleTimed(t, delay, unit);
+    return scheduleTimed(t, () -> lane.schedule(t, delay, unit));
   }
 
   @Override
   public Disposable schedulePeriodically(Runnable task, long initialDelay, long period,
       TimeUnit unit) {
+    Objects.requireNonNull(unit, "unit must not be null");
     PeriodicTask t = new PeriodicTask(Schedulers.onSchedule(PoolScheduler.requireTask(task)), parent,
-        this, this, PoolScheduler.deadline(initialDelay, unit), unit.toNanos(period));
-    return scheduleTimed(t, initialDelay, unit);
+        this);
+    return scheduleTimed(t, () -> t.schedule(this, initialDelay, period, unit));
   }
 
-  private Disposable scheduleTimed(PoolTask t, long delay, TimeUnit unit) {
+  private Disposable scheduleTimed(PoolTask t, Supplier<Future<?>> timer) {
     track(t);
     parent.addTimed(t);
     try {
-      t.setFuture(lane.schedule(t, delay, unit));
+      t.setFuture(timer.get());
     } catch (RuntimeException rejected) {
       t.cancelIfPending();
       throw rejected;
@@ -83,8 +86,13 @@ final class PoolWorker implements Scheduler.Worker, Scannable, PeriodicTask.Rear
   }
 
   @Override
-  public Future<?> rearm(Runnable task, long delayNanos) {
-    return lane.schedule(task, delayNanos, TimeUnit.NANOSECONDS);
+  public Future<?> atFixedRate(Runnable task, long initialDelay, long period, TimeUnit unit) {
+    return lane.scheduleAtFixedRate(task, initialDelay, period, unit);
+  }
+
+  @Override
+  public Future<?> withFixedDelay(Runnable task, long initialDelay, long delay, TimeUnit unit) {
+    return lane.scheduleWithFixedDelay(task, initialDelay, delay, unit);
   }
 
   /**
