@@ -72,7 +72,7 @@ import reactor.core.scheduler.Schedulers;
  * not), so about 3 minutes in all.
  *
  * <p>Options ({@code key=value}): {@code rounds=5} measured rounds, {@code warmup=1} discarded
- * rounds, {@code scale=1} multiplies every size and duration, {@code only=1,2,3,4,5,6,7} shapes.
+ * rounds, {@code scale=1} multiplies every size and duration, {@code only=1,2,3,4,5,6,7,8} shapes (8: a subpool's cost).
  * Build once, then run from the repository root (on Temurin 25, replace {@code java} by
  * {@code /usr/lib/jvm/temurin-25-jdk-amd64/bin/java}; the classes target Java 17):
  * <pre>
@@ -103,7 +103,7 @@ public final class GoalTable {
     int warmup = Harness.intOption(o, "warmup", 1);
     double scale = Double.parseDouble(o.getOrDefault("scale", "1"));
     Set<Integer> only = new TreeSet<>();
-    for (String s : o.getOrDefault("only", "1,2,3,4,5,6,7").split(",")) {
+    for (String s : o.getOrDefault("only", "1,2,3,4,5,6,7,8").split(",")) {
       only.add(Integer.parseInt(s.trim()));
     }
     GoalTable t = new GoalTable(scale);
@@ -238,6 +238,11 @@ public final class GoalTable {
           "fixed(20).asCoroutineDispatcher()", 1.0);
       row(out, s, "round trips/s", Kind.THROUGHPUT, "kotlin-io-limited",
           "Dispatchers.IO.limitedParallelism(20)", 1.0);
+    }
+    if (only.contains(8)) {
+      // the ratio reads plain pool / subpool: how many times slower a subpool task is
+      row(out, "subpool overhead: tiny tasks, 1 producer, capacity 64", "tasks/s", Kind.THROUGHPUT,
+          "warmpool-subpool", "subpool(64) of a pool(64)", Double.NaN);
     }
   }
 
