@@ -1,5 +1,7 @@
 package dev.warmpool;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
@@ -67,10 +69,21 @@ final class SerialLane implements SerialExecutor {
     }
   };
 
+  private static final VarHandle DELAYED;
+
+  static {
+    try {
+      DELAYED = MethodHandles.lookup().findVarHandle(SerialLane.class, "delayed", Set.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
+
   private final AbstractWorkerPool pool;
   private final ConcurrentLinkedQueue<Runnable> queue = new ConcurrentLinkedQueue<>();
   private final AtomicBoolean scheduled = new AtomicBoolean();
-  private final Set<DelayedTask<?>> delayed = ConcurrentHashMap.newKeySet();
+  /** Pending delayed tasks, for close(); made on first use, since most lanes never schedule. */
+  private volatile Set<DelayedTask<?>> delayed;
   private final Object admission = new Object();
   private final Consumer<DelayedTask<?>> enterWhenDue = task -> {
     try {
@@ -237,7 +250,7 @@ final class SerialLane implements SerialExecutor {
     Objects.requireNonNull(unit, "unit must not be null");
     checkOpen();
     // Not an admission: the task takes no thread until it is due, and is admitted work then.
-    return new DelayedTask<Void>(task, 0, enterWhenDue, pool.delayed, delayed)
+    return new DelayedTask<Void>(task, 0, enterWhenDue, pool.delayed, delayedSet())
         .start(delay <= 0 ? 0 : unit.toNanos(delay));
   }
 
@@ -258,8 +271,18 @@ final class SerialLane implements SerialExecutor {
       TimeUnit unit, String what, int sign) {
     long signedPeriod = DelayedTask.checkPeriodic(task, period, unit, what, sign);
     checkOpen();
-    return new DelayedTask<Void>(task, signedPeriod, enterWhenDue, pool.delayed, delayed)
+    return new DelayedTask<Void>(task, signedPeriod, enterWhenDue, pool.delayed, delayedSet())
         .start(initialDelay <= 0 ? 0 : unit.toNanos(initialDelay));
+  }
+
+  private Set<DelayedTask<?>> delayedSet() {
+    Set<DelayedTask<?>> set = delayed;
+    if (set == null) {
+      // Not under `admission`: a first dispatch may hold it for as long as a thread factory blocks.
+      Set<DelayedTask<?>> made = ConcurrentHashMap.newKeySet();
+      set = DELAYED.compareAndSet(this, null, made) ? made : delayed;
+    }
+    return set;
   }
 
   @Override
@@ -273,15 +296,19 @@ final class SerialLane implements SerialExecutor {
       return;
     }
     closed = true;
-    for (DelayedTask<?> d : delayed) {
-      d.cancel(false);
+    Set<DelayedTask<?>> timers = delayed;
+    if (timers != null) {
+      for (DelayedTask<?> d : timers) {
+        d.cancel(false);
+      }
     }
     while (queue.poll() != null) {
       pool.withdrawn(); // cancelled: it never ran and no longer counts as accepted
     }
     // With nothing left to run, the lane gives up its place in the pool's line, so that waiting
     // and maxWaiting count only live work. A carrier a worker already took finds the queue empty.
-    if (queue.isEmpty() && pool.withdrawCarrier(this)) {
+    // Only a dispatched lane can have a place: the usual close (an idle lane) takes no line lock.
+    if (scheduled.get() && queue.isEmpty() && pool.withdrawCarrier(this)) {
       scheduled.set(false);
     }
   }

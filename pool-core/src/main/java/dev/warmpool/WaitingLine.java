@@ -204,6 +204,9 @@ final class WaitingLine {
    * if none waits. A scan, but only a closing lane calls it, and a lane has at most one entry.
    */
   boolean cancelCarrier(Object arg) {
+    if (size() == 0) {
+      return false; // nothing to scan: no lock
+    }
     lock.lock();
     try {
       for (Entry e = head; e != null; e = e.next) {
