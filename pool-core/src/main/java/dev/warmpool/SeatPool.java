@@ -352,6 +352,9 @@ abstract class SeatPool extends AbstractWorkerPool {
   public void shutdown() {
     shutdownSubpools();
     state.shutdown();
+    // Publish, then check, against newSubpool and a subpool's reboot (they add, then check our
+    // state): one made or rebooted during the first sweep saw us open and is not in it.
+    shutdownSubpools();
     for (WaitingLine.Entry e : line.close()) {
       LockSupport.unpark(e.caller);
     }

@@ -479,6 +479,54 @@ class SubpoolTest {
     assertThat(pool.stats().busy()).isEqualTo(2);
   }
 
+  /**
+   * A parent's shutdown closes every subpool, also one made or rebooted while it closes the others
+   * (here from a cancelled timer's callback, which runs inside that sweep): otherwise the subpool
+   * stays open on a shut-down parent, which then never terminates.
+   */
+  @Test
+  void aSubpoolMadeWhileTheParentShutsDownIsClosedWithIt_guarantee9() throws Exception {
+    WorkerPool pool = parent(2, b -> b);
+    WorkerPool timers = pool.newSubpool("timers", 1);
+    List<WorkerPool> late = new CopyOnWriteArrayList<>();
+    timers.schedule(new CancellationAware() {
+      @Override
+      public void run() { }
+
+      @Override
+      public void onCancel() {
+        late.add(pool.newSubpool("late", 1)); // the parent is still open: no exception
+      }
+    }, 1, TimeUnit.HOURS);
+    pool.shutdown();
+    assertThat(late).hasSize(1);
+    assertThat(late.get(0).isShutdown()).as("closed with its parent").isTrue();
+    assertThat(pool.awaitTermination(30, TimeUnit.SECONDS)).as("parent terminated").isTrue();
+    assertThat(late.get(0).isTerminated()).isTrue();
+  }
+
+  @Test
+  void aSubpoolRebootedWhileTheParentShutsDownIsClosedWithIt_guarantee9() throws Exception {
+    WorkerPool pool = parent(2, b -> b);
+    WorkerPool db = pool.newSubpool("db", 1);
+    db.shutdown();
+    assertThat(db.isTerminated()).isTrue();
+    WorkerPool timers = pool.newSubpool("timers", 1);
+    timers.schedule(new CancellationAware() {
+      @Override
+      public void run() { }
+
+      @Override
+      public void onCancel() {
+        db.reboot(); // the parent is still open: no exception
+      }
+    }, 1, TimeUnit.HOURS);
+    pool.shutdown();
+    assertThat(db.isShutdown()).as("closed with its parent").isTrue();
+    assertThat(pool.awaitTermination(30, TimeUnit.SECONDS)).as("parent terminated").isTrue();
+    assertThat(db.isTerminated()).isTrue();
+  }
+
   @Test
   void badInputNamesTheParameter() {
     WorkerPool pool = parent(2, b -> b);
