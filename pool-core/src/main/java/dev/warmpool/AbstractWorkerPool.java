@@ -181,7 +181,9 @@ abstract class AbstractWorkerPool extends AbstractExecutorService implements Wor
   /** A subpool terminated: it no longer holds this pool open. */
   void subpoolTerminated(Subpool s) {
     synchronized (subpools) {
-      subpools.remove(s);
+      if (s.isTerminated()) { // not if a reboot reopened it since: it holds this pool open again
+        subpools.remove(s);
+      }
     }
     tryTerminate();
   }

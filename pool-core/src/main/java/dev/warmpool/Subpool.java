@@ -85,11 +85,10 @@ final class Subpool extends SeatPool {
     }
 
     void finish() {
-      if (!transition(WaitingLine.STARTED, WaitingLine.DONE)) {
-        while (state == WaitingLine.INTERRUPTING) {
-          Thread.onSpinWait(); // the interrupt is on its way: let it land first
-        }
-        state = WaitingLine.DONE;
+      // A CAS each time, not a plain write after the spin: a second shutdownNow may start another
+      // interrupt between our read of STARTED and our write, and must not find the task ended.
+      while (!transition(WaitingLine.STARTED, WaitingLine.DONE)) {
+        Thread.onSpinWait(); // INTERRUPTING: the interrupt is on its way; let it land first
       }
       runner = null;
     }
@@ -408,8 +407,10 @@ final class Subpool extends SeatPool {
   public void reboot() {
     parent.checkOpen();
     super.reboot();
+    // After reopening, so that a late removal for our previous termination cannot undo it (the
+    // parent removes only a subpool that is still terminated).
     parent.addSubpool(this);
-    if (parent.isShutdown()) { // the parent's shutdown did not see us: close again
+    if (parent.isShutdown()) { // the parent's shutdown may have missed us: close again
       shutdown();
       parent.checkOpen();
     }

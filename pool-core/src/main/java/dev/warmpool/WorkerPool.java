@@ -180,7 +180,9 @@ public interface WorkerPool extends ScheduledExecutorService, AutoCloseable {
    *       ({@link PoolOverloadedException}, or {@code false} from {@code tryExecute}); a blocking
    *       one accepts the task, which then waits in this pool's line without a thread, as admitted
    *       work (not bounded by this pool's {@code maxWaiting}). A blocking subpool's
-   *       {@code execute} blocks its caller only for a seat of the subpool.</li>
+   *       {@code execute} blocks its caller only for a seat of the subpool, and its
+   *       {@code tryExecute(task, timeout)} times out only while waiting for one: once seated, the
+   *       task is accepted ({@code true}) and waits in this pool's line without a time limit.</li>
    *   <li><b>Fairness across subpools:</b> first come, first served among seated tasks. Each subpool
    *       holds at most {@code capacity} places in this pool's FIFO line, and a task that finishes
    *       hands its subpool seat to the head of the subpool's line, which then joins the end of this
