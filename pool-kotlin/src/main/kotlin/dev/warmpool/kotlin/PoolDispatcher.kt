@@ -203,15 +203,37 @@ internal class PoolDispatcher private constructor(
     /**
      * `withTimeout` on this dispatcher: the timeout fires from the pool's shared timer too. On a
      * shut-down pool it fires at once (the coroutine is being cancelled by the closed pool anyway).
+     * If the pool shuts down while the timeout is pending, see [TimeoutTimer].
      */
     override fun invokeOnTimeout(timeMillis: Long, block: Runnable, context: CoroutineContext): DisposableHandle {
         val timer = try {
-            pool.schedule(block, timeMillis.coerceAtLeast(0), TimeUnit.MILLISECONDS)
+            pool.schedule(TimeoutTimer(block, context), timeMillis.coerceAtLeast(0), TimeUnit.MILLISECONDS)
         } catch (closed: RejectedExecutionException) {
             block.run()
             return DisposableHandle { }
         }
         return DisposableHandle { timer.cancel(false) }
+    }
+
+    /**
+     * A `withTimeout`'s timer. A pool shutdown cancels pending timers (DESIGN guarantee 7), so this
+     * timeout will never fire: the timed block is cancelled instead, with a [PoolClosedException] as
+     * the cause, as a pending `delay` is. Otherwise a block suspended on something that never comes
+     * (a channel, a deferred) would wait for ever for a timeout that kotlinx promises. Disposing the
+     * handle (the block completed) also cancels the timer; the block's job is then no longer active.
+     */
+    private inner class TimeoutTimer(
+        private val block: Runnable,
+        private val context: CoroutineContext,
+    ) : CancellationAware {
+        override fun run() = block.run()
+
+        override fun onCancel() {
+            if (context[Job]?.isActive == true && pool.isShutdown) {
+                context.cancel(CancellationException("The timeout's timer was cancelled by $pool",
+                    PoolClosedException("pool '${pool.name()}' shut down during a withTimeout")))
+            }
+        }
     }
 
     /** The kotlinx convention for a block the pool refused: cancel its coroutine, finish elsewhere. */

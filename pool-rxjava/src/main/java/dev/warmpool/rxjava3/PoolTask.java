@@ -7,6 +7,7 @@ import dev.warmpool.CancellationAware;
 import dev.warmpool.TaskHandle;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * A one-shot task, direct or of a worker, and its {@link Disposable}.
@@ -19,6 +20,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  *   RUNNING -> FINISHED  dispose() while it runs: it is not interrupted
  * </pre>
  * {@link #isDisposed()} is true in FINISHED, so a task's disposable reports disposed after it ran.
+ * A task disposed before it ran lets go of its runnable: {@link #getWrappedRunnable()} then returns
+ * {@code Functions.EMPTY_RUNNABLE}, as RxJava's executor scheduler does for its delayed direct tasks
+ * (its {@code ExecutorSchedulerTest} checks that identity), and a disposed task left in a lane's queue
+ * until the lane reaches it no longer holds the user's code.
  *
  * <p>A task that throws is reported once, to {@link RxJavaPlugins#onError}, and nothing is rethrown:
  * the lane goes on with its next task and the pool's failure handler is not involved.
@@ -29,8 +34,16 @@ final class PoolTask extends AtomicInteger
   private static final int READY = 0;
   private static final int RUNNING = 1;
   private static final int FINISHED = 2;
+  /**
+   * What a task disposed before it ran unwraps to: RxJava's own no-op runnable
+   * ({@code Functions.EMPTY_RUNNABLE}), the one its executor scheduler returns. Its package is not
+   * exported from RxJava's module, so it is read from {@link Disposable#empty()}, which holds it;
+   * a no-op of our own should that ever change.
+   */
+  static final Runnable EMPTY = emptyRunnable();
 
-  private final Runnable run;
+  /** The task; null once it was disposed before it ran. */
+  private volatile Runnable run;
   /** The worker whose lane runs this task; null for a direct task. */
   private final PoolWorker worker;
   /** The scheduler tracking this task while it is pending (delayed direct tasks); else null. */
@@ -68,7 +81,7 @@ final class PoolTask extends AtomicInteger
       return;
     }
     try {
-      run.run();
+      run.run(); // non-null: only a dispose that wins READY clears it
     } catch (Throwable t) {
       RxJavaPlugins.onError(t);
     } finally {
@@ -89,6 +102,7 @@ final class PoolTask extends AtomicInteger
       }
       if (compareAndSet(s, FINISHED)) {
         if (s == READY) {
+          run = null;
           TaskHandle h = handle;
           if (h != null) {
             h.cancel(); // leaves the pool's line at once: waiting counts live work only
@@ -129,11 +143,20 @@ final class PoolTask extends AtomicInteger
 
   @Override
   public Runnable getWrappedRunnable() {
-    return run;
+    Runnable r = run;
+    return r != null ? r : EMPTY;
+  }
+
+  private static Runnable emptyRunnable() {
+    Object empty = Disposable.empty();
+    if (empty instanceof AtomicReference<?> ref && ref.get() instanceof Runnable r) {
+      return r;
+    }
+    return () -> { };
   }
 
   @Override
   public String toString() {
-    return "PoolTask[" + run + "]";
+    return "PoolTask[" + getWrappedRunnable() + "]";
   }
 }
