@@ -201,15 +201,17 @@ internal class PoolDispatcher private constructor(
     }
 
     /**
-     * `withTimeout` on this dispatcher: the timeout fires from the pool's shared timer too. On a
-     * shut-down pool it fires at once (the coroutine is being cancelled by the closed pool anyway).
-     * If the pool shuts down while the timeout is pending, see [TimeoutTimer].
+     * `withTimeout` on this dispatcher: the timeout fires from the pool's shared timer too. A
+     * shut-down pool takes no timer: the timed block is cancelled at once with the pool's
+     * [RejectedExecutionException] (a [dev.warmpool.PoolClosedException]) as the cause, as a `delay`
+     * is, rather than reporting a timeout that never happened. If the pool shuts down while the
+     * timeout is pending, see [TimeoutTimer].
      */
     override fun invokeOnTimeout(timeMillis: Long, block: Runnable, context: CoroutineContext): DisposableHandle {
         val timer = try {
             pool.schedule(TimeoutTimer(block, context), timeMillis.coerceAtLeast(0), TimeUnit.MILLISECONDS)
         } catch (closed: RejectedExecutionException) {
-            block.run()
+            context.cancel(CancellationException("The task was rejected by $pool", closed))
             return DisposableHandle { }
         }
         return DisposableHandle { timer.cancel(false) }

@@ -241,6 +241,29 @@ class DispatcherContractTest {
     }
 
     @Test
+    fun aWithTimeoutStartedOnAShutDownPoolEndsWithThePoolClosedCauseNotATimeout() = pools.runBlocking {
+        val pool = pools.pool(2)
+        val d = pool.asCoroutineDispatcher()
+        val entered = CompletableDeferred<Unit>()
+        val shutDown = java.util.concurrent.CountDownLatch(1)
+        val never = CompletableDeferred<Unit>()
+        val caller = launch(d) {
+            entered.complete(Unit)
+            shutDown.await() // holds the worker, so this coroutine is still running when the pool closes
+            withTimeout(1.hours) { never.await() }
+        }
+        entered.await()
+        pool.shutdown()
+        shutDown.countDown()
+        withTimeout(5.seconds) { caller.join() }
+        assertThat(caller.isCancelled).isTrue()
+        val causes = cancellationOf(caller).causes()
+        assertThat(causes.any { it is PoolClosedException }).`as`("causes %s", causes).isTrue()
+        assertThat(causes.none { it is kotlinx.coroutines.TimeoutCancellationException })
+            .`as`("no timeout was reported: %s", causes).isTrue()
+    }
+
+    @Test
     fun aPendingDelayEndsWithThePoolClosedCauseWhenThePoolShutsDown() = pools.runBlocking {
         val pool = pools.pool(2)
         val d = pool.asCoroutineDispatcher()
