@@ -3,10 +3,10 @@ package dev.warmpool.reactor;
 import dev.warmpool.SerialExecutor;
 import java.util.Objects;
 import java.util.concurrent.Future;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import reactor.core.Disposable;
+import reactor.core.Exceptions;
 import reactor.core.Scannable;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
@@ -97,7 +97,9 @@ final class PoolWorker implements Scheduler.Worker, Scannable, PeriodicTask.Peri
 
   /**
    * Counts the task in the scheduler, then adds it to the list, or rejects it. Counting comes first:
-   * once listed, a concurrent {@link #dispose()} may end the task, which uncounts it.
+   * once listed, a concurrent {@link #dispose()} may end the task, which uncounts it. A disposed
+   * worker refuses with Reactor's shared rejection ({@link Exceptions#failWithRejected()},
+   * "Scheduler unavailable"), as Reactor's own workers do for every {@code schedule*} call.
    */
   private void track(PoolTask t) {
     parent.enter();
@@ -113,7 +115,7 @@ final class PoolWorker implements Scheduler.Worker, Scannable, PeriodicTask.Peri
       }
     }
     parent.exit();
-    throw new RejectedExecutionException("worker of scheduler " + parent + " is disposed");
+    throw Exceptions.failWithRejected();
   }
 
   void untrack(PoolTask t) {
