@@ -21,11 +21,13 @@ import java.util.function.ToLongFunction;
  *   createWorker()                      -> a PoolWorker over pool.newSerialExecutor()
  *   scheduleDirect(run)                 -> pool.enqueue(task)        (never blocks the caller)
  *   scheduleDirect(run, delay > 0)      -> pool.schedule(task, delay)
- *   schedulePeriodicallyDirect(...)     -> a PeriodicTask: one-shot pool.schedule per run
+ *   schedulePeriodicallyDirect(...)     -> pool.scheduleAtFixedRate(task, ...)
  *   Worker.schedule(run)                -> lane.execute(task)
  *   Worker.schedule(run, delay > 0)     -> lane.schedule(task, delay)
- *   Worker.schedulePeriodically(...)    -> a PeriodicTask: one-shot lane.schedule per run
+ *   Worker.schedulePeriodically(...)    -> RxJava's own Worker.schedulePeriodically, re-arming
+ *                                          each run as one Worker.schedule(run, delay)
  * </pre>
+ * as RxJava's {@code ExecutorScheduler} does over a {@code ScheduledExecutorService}.
  * Every task passes through {@link RxJavaPlugins#onSchedule} once, when it is scheduled.
  *
  * <p><b>Rejections.</b> A {@link RejectedExecutionException} from the core (pool full in nonblocking
@@ -123,11 +125,12 @@ final class PoolScheduler extends Scheduler {
     if (shutdown) {
       return Disposable.disposed();
     }
-    PeriodicTask task = new PeriodicTask(decorate(run), this, null, pool::schedule,
-        unit.toNanos(initialDelay), unit.toNanos(period));
+    PeriodicDirectTask task = new PeriodicDirectTask(decorate(run), this);
     track(task);
     try {
-      task.start();
+      // a period <= 0 (RxJava: run again at once) is the core's shortest period, 1 ns
+      task.setFuture(pool.scheduleAtFixedRate(task, unit.toNanos(initialDelay),
+          Math.max(1, unit.toNanos(period)), TimeUnit.NANOSECONDS));
     } catch (RejectedExecutionException e) {
       task.dispose();
       rejected(e);

@@ -22,10 +22,12 @@ import io.reactivex.rxjava3.schedulers.SchedulerRunnableIntrospection;
  *   <li>Direct tasks ({@code scheduleDirect}) go to {@link WorkerPool#enqueue}, which never blocks the
  *       caller: in blocking mode a task that finds every worker busy waits in the pool's line without
  *       a thread.</li>
- *   <li>Delayed tasks wait on the pool's shared timer; periodic tasks run at a fixed rate and rebase
- *       after a jump of {@link Scheduler#now(java.util.concurrent.TimeUnit) now()} larger than
- *       {@link Scheduler#clockDriftTolerance()}, as RxJava's own schedulers do. Scheduler and worker
- *       {@code now()} are the same clock.</li>
+ *   <li>Delayed tasks wait on the pool's shared timer; periodic tasks run at a fixed rate, as with
+ *       RxJava's {@code Schedulers.from(scheduledExecutor)}: a direct one under the pool's own
+ *       {@link WorkerPool#scheduleAtFixedRate}, a worker's one under RxJava's default {@link
+ *       Scheduler.Worker#schedulePeriodically}, which rebases after a jump of {@link
+ *       Scheduler#now(java.util.concurrent.TimeUnit) now()} larger than {@link
+ *       Scheduler#clockDriftTolerance()}. Scheduler and worker {@code now()} are the same clock.</li>
  *   <li>Every task passes once through {@link RxJavaPlugins#onSchedule}; a null task throws {@link
  *       NullPointerException} ("run is null").</li>
  *   <li>A task that throws is reported once to {@link RxJavaPlugins#onError}; its worker goes on with

@@ -129,7 +129,11 @@ final class PoolTask extends AtomicInteger
     if (get() != READY) {
       return;
     }
+    Runnable r = run; // dispose lets go of it
     dispose();
+    if (r instanceof PoolWorker.Periodic p) {
+      p.dispose(); // the core cancelled its armed run: the worker's periodic task ends too
+    }
     PoolScheduler s = worker != null ? worker.scheduler() : tracker;
     if (s != null) {
       s.timerCancelledByPool();

@@ -3,6 +3,7 @@ package dev.warmpool.rxjava3;
 import dev.warmpool.SerialExecutor;
 import io.reactivex.rxjava3.core.Scheduler;
 import io.reactivex.rxjava3.disposables.Disposable;
+import io.reactivex.rxjava3.schedulers.SchedulerRunnableIntrospection;
 import java.util.Objects;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -41,10 +42,15 @@ final class PoolWorker extends Scheduler.Worker {
   public Disposable schedule(Runnable run, long delay, TimeUnit unit) {
     Objects.requireNonNull(run, "run is null");
     Objects.requireNonNull(unit, "unit is null");
+    return isDisposed() ? Disposable.disposed() : submit(PoolScheduler.decorate(run), delay, unit);
+  }
+
+  /** Schedules a task that already passed the schedule hook. */
+  private Disposable submit(Runnable decorated, long delay, TimeUnit unit) {
     if (isDisposed()) {
       return Disposable.disposed();
     }
-    PoolTask task = new PoolTask(PoolScheduler.decorate(run), this, null);
+    PoolTask task = new PoolTask(decorated, this, null);
     try {
       if (delay <= 0) {
         lane.execute(task);
@@ -59,6 +65,7 @@ final class PoolWorker extends Scheduler.Worker {
     return task;
   }
 
+  /** RxJava's own periodic schedule (see {@link Periodic}), run on this worker's lane. */
   @Override
   public Disposable schedulePeriodically(Runnable run, long initialDelay, long period,
       TimeUnit unit) {
@@ -67,16 +74,13 @@ final class PoolWorker extends Scheduler.Worker {
     if (isDisposed()) {
       return Disposable.disposed();
     }
-    trackForShutdown();
-    PeriodicTask task = new PeriodicTask(PoolScheduler.decorate(run), scheduler, this,
-        lane::schedule, unit.toNanos(initialDelay), unit.toNanos(period));
-    try {
-      task.start();
-    } catch (RejectedExecutionException e) {
-      rejected(e);
-      return Disposable.disposed();
+    Periodic p = new Periodic(this);
+    Disposable rxHandle = p.schedulePeriodically(run, initialDelay, period, unit);
+    if (rxHandle == Disposable.disposed()) { // the first arm was refused
+      return rxHandle;
     }
-    return task;
+    p.setRxHandle(rxHandle);
+    return p;
   }
 
   /**
@@ -122,5 +126,90 @@ final class PoolWorker extends Scheduler.Worker {
   @Override
   public boolean isDisposed() {
     return disposed.get() || epoch != scheduler.epoch();
+  }
+
+  /**
+   * One periodic task of a worker, as RxJava's {@code ExecutorScheduler} worker runs it: RxJava's
+   * default {@link Scheduler.Worker#schedulePeriodically} applies the schedule hook once, keeps the
+   * fixed rate on {@link #now} (rebasing it after a clock jump beyond {@link
+   * Scheduler#clockDriftTolerance()}), and arms each run with {@link #schedule(Runnable, long,
+   * TimeUnit)} on this view, which makes it one task of the worker's lane without applying the hook
+   * again. The view is also the {@link Disposable} returned to the caller, adding what RxJava's own
+   * handle lacks: it reads disposed once the task ended (disposed, a run threw, its worker was
+   * disposed, the pool cancelled its timer), and it exposes the decorated runnable.
+   */
+  static final class Periodic extends Scheduler.Worker
+      implements Runnable, SchedulerRunnableIntrospection {
+    private final PoolWorker worker;
+    /** RxJava's task, which runs the user's code and re-arms itself; set by the first arm. */
+    private volatile Runnable rxTask;
+    private volatile Runnable decorated;
+    /** What RxJava's schedulePeriodically returned; null until it returned. */
+    private volatile Disposable rxHandle;
+    private volatile boolean disposed;
+
+    Periodic(PoolWorker worker) {
+      this.worker = worker;
+    }
+
+    /** Arms a run: RxJava passes its periodic task here, the same object each time. */
+    @Override
+    public Disposable schedule(Runnable task, long delay, TimeUnit unit) {
+      if (rxTask == null) {
+        Runnable wrapped = task instanceof SchedulerRunnableIntrospection i
+            ? i.getWrappedRunnable() : task;
+        decorated = Objects.requireNonNull(wrapped,
+            "run is null (returned by the RxJavaPlugins.onSchedule hook)");
+        rxTask = task;
+      }
+      return isDisposed() ? Disposable.disposed() : worker.submit(this, delay, unit);
+    }
+
+    /** One run; a throw ends the periodic task, and the worker's task reports it once. */
+    @Override
+    public void run() {
+      try {
+        rxTask.run();
+      } catch (Throwable t) {
+        dispose();
+        throw t;
+      }
+    }
+
+    void setRxHandle(Disposable d) {
+      rxHandle = d;
+      if (disposed) { // written before read, as dispose does the reverse: no lost dispose
+        d.dispose();
+      }
+    }
+
+    @Override
+    public void dispose() {
+      disposed = true;
+      Disposable d = rxHandle;
+      if (d != null) {
+        d.dispose();
+      }
+    }
+
+    @Override
+    public boolean isDisposed() {
+      return disposed || worker.isDisposed();
+    }
+
+    @Override
+    public long now(TimeUnit unit) {
+      return worker.now(unit);
+    }
+
+    @Override
+    public Runnable getWrappedRunnable() {
+      return decorated;
+    }
+
+    @Override
+    public String toString() {
+      return "PoolWorker.Periodic[" + decorated + "]";
+    }
   }
 }

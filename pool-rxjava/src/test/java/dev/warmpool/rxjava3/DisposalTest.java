@@ -160,4 +160,21 @@ class DisposalTest {
     d.dispose();
     w.dispose();
   }
+
+  /** The pool cancels the pending timers: the periodic disposables read disposed, nothing is reported. */
+  @Test
+  void periodicTasksReadDisposedOnceThePoolShutsDown() {
+    WorkerPool pool = fx.pool(b -> b.capacity(2));
+    Scheduler s = PoolSchedulers.from(pool);
+    Scheduler.Worker w = s.createWorker();
+    AtomicInteger ran = new AtomicInteger();
+    Disposable direct = s.schedulePeriodicallyDirect(ran::incrementAndGet, 1, 1, TimeUnit.DAYS);
+    Disposable onWorker = w.schedulePeriodically(ran::incrementAndGet, 1, 1, TimeUnit.DAYS);
+    assertThat(direct.isDisposed() || onWorker.isDisposed()).isFalse();
+    pool.shutdown();
+    await().until(() -> direct.isDisposed() && onWorker.isDisposed());
+    assertThat(w.isDisposed()).isFalse(); // the worker was not disposed: its timer was cancelled
+    assertThat(ran).hasValue(0);
+    assertThat(fx.errors).isEmpty();
+  }
 }

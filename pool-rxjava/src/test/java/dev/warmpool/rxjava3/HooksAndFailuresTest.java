@@ -145,4 +145,39 @@ class HooksAndFailuresTest {
     assertThat(runs).hasValue(1);
     assertThat(fx.errors).hasSize(1);
   }
+
+  @Test
+  void aThrowingPeriodicDirectTaskIsReportedOnceAndStops() {
+    List<Throwable> poolFailures = new CopyOnWriteArrayList<>();
+    Scheduler s = PoolSchedulers.from(fx.pool(b -> b.capacity(2)
+        .failureHandler((t, e) -> poolFailures.add(e))));
+    AtomicInteger runs = new AtomicInteger();
+    IllegalStateException boom = new IllegalStateException("tick");
+    Disposable p = s.schedulePeriodicallyDirect(() -> {
+      runs.incrementAndGet();
+      throw boom;
+    }, 0, 10, TimeUnit.MILLISECONDS);
+    await().until(p::isDisposed);
+    CountDownLatch sentinel = new CountDownLatch(1);
+    s.scheduleDirect(sentinel::countDown, 50, TimeUnit.MILLISECONDS); // later runs would be due
+    RxFixture.awaitQuietly(sentinel);
+    assertThat(runs).hasValue(1);
+    assertThat(fx.errors).containsExactly(boom);
+    assertThat(poolFailures).isEmpty();
+  }
+
+  @Test
+  void aHookReturningNullIsRefusedForPeriodicTasksToo() {
+    Scheduler s = PoolSchedulers.from(fx.pool(b -> b));
+    Scheduler.Worker w = s.createWorker();
+    RxJavaPlugins.setScheduleHandler(r -> null);
+    assertThatNullPointerException()
+        .isThrownBy(() -> s.schedulePeriodicallyDirect(() -> { }, 1, 1, TimeUnit.SECONDS))
+        .withMessageStartingWith("run is null");
+    assertThatNullPointerException()
+        .isThrownBy(() -> w.schedulePeriodically(() -> { }, 1, 1, TimeUnit.SECONDS))
+        .withMessageStartingWith("run is null");
+    w.dispose();
+    assertThat(fx.errors).isEmpty();
+  }
 }

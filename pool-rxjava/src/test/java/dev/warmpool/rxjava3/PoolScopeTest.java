@@ -10,6 +10,7 @@ import io.reactivex.rxjava3.core.Completable;
 import io.reactivex.rxjava3.core.Flowable;
 import io.reactivex.rxjava3.core.Maybe;
 import io.reactivex.rxjava3.core.Observable;
+import io.reactivex.rxjava3.core.Scheduler;
 import io.reactivex.rxjava3.core.Single;
 import io.reactivex.rxjava3.observers.TestObserver;
 import io.reactivex.rxjava3.subscribers.TestSubscriber;
@@ -63,6 +64,22 @@ class PoolScopeTest {
     interval.assertError(dev.warmpool.PoolClosedException.class).assertNoValues();
     timer.assertError(dev.warmpool.PoolClosedException.class).assertNoValues();
     timeout.assertError(dev.warmpool.PoolClosedException.class).assertNoValues();
+    assertThat(fx.errors).isEmpty();
+  }
+
+  /** Fault 4 for a worker's periodic task, which waits between runs as a one-shot delayed task. */
+  @Test
+  void aPendingPeriodicWorkerTaskOfAScopeEndsWithPoolClosedWhenThePoolShutsDown() {
+    WorkerPool pool = fx.nonblocking(2);
+    TestObserver<Integer> ticks = PoolScope.observable(pool, s ->
+        Observable.<Integer>create(e -> {
+          Scheduler.Worker w = s.createWorker();
+          e.setDisposable(w);
+          w.schedulePeriodically(() -> e.onNext(1), 1, 1, TimeUnit.HOURS);
+        })).test();
+    ticks.assertNotComplete().assertNoErrors();
+    pool.shutdown();
+    ticks.assertError(dev.warmpool.PoolClosedException.class).assertNoValues();
     assertThat(fx.errors).isEmpty();
   }
 

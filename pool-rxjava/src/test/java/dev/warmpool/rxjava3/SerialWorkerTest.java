@@ -124,7 +124,8 @@ class SerialWorkerTest {
   /**
    * Period 100 ms, the first run takes 500 ms. At a fixed rate, runs 1..5 (due at 100..500) are late
    * and follow back to back, and run 6 is due at 600 ms; at a fixed delay, runs 1..5 would be at least
-   * 4 periods apart from first to last. The exact arithmetic is in {@link PeriodicTaskTest}.
+   * 4 periods apart from first to last. A direct task runs under the pool's own fixed-rate schedule,
+   * a worker task under RxJava's default {@code Worker.schedulePeriodically} on the worker's lane.
    */
   @ParameterizedTest
   @ValueSource(booleans = {true, false})
@@ -159,6 +160,13 @@ class SerialWorkerTest {
     }
   }
 
+  /**
+   * A jump of the scheduler's {@code now()} causes neither a burst of catch-up runs nor a stall. On
+   * a worker, RxJava's own periodic schedule reads {@code now()} and rebases; a direct task runs under
+   * the pool's fixed-rate schedule on {@link System#nanoTime}, which a jump of {@code now()} does not
+   * touch (as a direct task of RxJava's {@code ExecutorScheduler} under a
+   * {@code ScheduledExecutorService}).
+   */
   @ParameterizedTest
   @ValueSource(booleans = {true, false})
   void periodicTasksRebaseAfterAClockJumpBeyondTheTolerance(boolean onWorker) {
