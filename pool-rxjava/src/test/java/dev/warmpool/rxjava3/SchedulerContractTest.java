@@ -107,33 +107,27 @@ class SchedulerContractTest {
   @Test
   void aWorkerTaskReschedulingItselfRunsAHundredTimes() {
     Scheduler.Worker w = scheduler().createWorker();
-    AtomicInteger n = new AtomicInteger();
-    CountDownLatch done = new CountDownLatch(1);
-    w.schedule(new Runnable() {
-      @Override
-      public void run() {
-        if (n.incrementAndGet() < 100) {
-          w.schedule(this);
-        } else {
-          done.countDown();
-        }
-      }
-    });
-    await5s(done);
-    assertThat(n).hasValue(100);
+    assertReschedulingItselfRunsAHundredTimes(w, w::schedule);
     w.dispose();
   }
 
   @Test
   void aWorkerTaskReschedulingItselfWithADelayRunsAHundredTimes() {
     Scheduler.Worker w = scheduler().createWorker();
+    assertReschedulingItselfRunsAHundredTimes(w, r -> w.schedule(r, 1, TimeUnit.MILLISECONDS));
+    w.dispose();
+  }
+
+  /** Schedules a task on the worker that schedules itself again with {@code reschedule} 99 times. */
+  private static void assertReschedulingItselfRunsAHundredTimes(Scheduler.Worker w,
+      Function<Runnable, Disposable> reschedule) {
     AtomicInteger n = new AtomicInteger();
     CountDownLatch done = new CountDownLatch(1);
     w.schedule(new Runnable() {
       @Override
       public void run() {
         if (n.incrementAndGet() < 100) {
-          w.schedule(this, 1, TimeUnit.MILLISECONDS);
+          reschedule.apply(this);
         } else {
           done.countDown();
         }
@@ -141,7 +135,6 @@ class SchedulerContractTest {
     });
     await5s(done);
     assertThat(n).hasValue(100);
-    w.dispose();
   }
 
   @Test
