@@ -12,6 +12,7 @@ import kotlin.time.Duration.Companion.seconds
 import kotlinx.coroutines.CancellableContinuation
 import kotlinx.coroutines.CancellationException
 import kotlinx.coroutines.CompletableDeferred
+import kotlinx.coroutines.CoroutineDispatcher
 import kotlinx.coroutines.CoroutineExceptionHandler
 import kotlinx.coroutines.CoroutineStart
 import kotlinx.coroutines.Delay
@@ -119,8 +120,7 @@ class DispatcherContractTest {
 
         val job = launch(d) { error("must not run as an active coroutine") }
         job.join()
-        assertThat(job.isCancelled).isTrue()
-        assertThat(cancellationOf(job).causes().any { it is PoolClosedException }).isTrue()
+        assertCancelledByThePoolClosing(job)
         val result = runCatching { withContext(d) { 1 } }
         assertThat(result.exceptionOrNull()).isInstanceOf(CancellationException::class.java)
     }
@@ -156,17 +156,15 @@ class DispatcherContractTest {
     fun cancellingACoroutineWaitingInDelayEndsItAtOnce() = pools.runBlocking {
         val pool = pools.pool(2)
         val d = pool.asCoroutineDispatcher()
-        val entered = CompletableDeferred<Unit>()
         val finallyRanOnPool = CompletableDeferred<Boolean>()
-        val sleeper = launch(d) {
+        val sleeper = launchEntered(d) { enter ->
             try {
-                entered.complete(Unit)
+                enter()
                 delay(1.hours)
             } finally {
                 finallyRanOnPool.complete(pool.isOwnThread())
             }
         }
-        entered.await()
         withTimeout(5.seconds) { sleeper.cancelAndJoin() }
         assertThat(sleeper.isCancelled).isTrue()
         assertThat(cancellationOf(sleeper).causes().none { it is PoolClosedException }).isTrue()
@@ -224,41 +222,35 @@ class DispatcherContractTest {
         val pool = pools.pool(2)
         val d = pool.asCoroutineDispatcher()
         val never = CompletableDeferred<Unit>()
-        val entered = CompletableDeferred<Unit>()
-        val waiter = launch(d) {
+        val waiter = launchEntered(d) { enter ->
             withTimeout(1.hours) {
-                entered.complete(Unit)
+                enter()
                 never.await() // nothing completes this: only the timeout can end the wait
             }
         }
-        entered.await()
         pool.shutdown()
         // The timeout's timer is cancelled by the shutdown; the coroutine must not hang on it.
         val ended = withTimeoutOrNull(5.seconds) { waiter.join() } != null
         assertThat(ended).`as`("coroutine in withTimeout ended after the pool shut down").isTrue()
-        assertThat(waiter.isCancelled).isTrue()
-        assertThat(cancellationOf(waiter).causes().any { it is PoolClosedException }).isTrue()
+        assertCancelledByThePoolClosing(waiter)
     }
 
     @Test
     fun aWithTimeoutStartedOnAShutDownPoolEndsWithThePoolClosedCauseNotATimeout() = pools.runBlocking {
         val pool = pools.pool(2)
         val d = pool.asCoroutineDispatcher()
-        val entered = CompletableDeferred<Unit>()
         val shutDown = java.util.concurrent.CountDownLatch(1)
         val never = CompletableDeferred<Unit>()
-        val caller = launch(d) {
-            entered.complete(Unit)
+        val caller = launchEntered(d) { enter ->
+            enter()
             shutDown.await() // holds the worker, so this coroutine is still running when the pool closes
             withTimeout(1.hours) { never.await() }
         }
-        entered.await()
         pool.shutdown()
         shutDown.countDown()
         withTimeout(5.seconds) { caller.join() }
-        assertThat(caller.isCancelled).isTrue()
+        assertCancelledByThePoolClosing(caller)
         val causes = cancellationOf(caller).causes()
-        assertThat(causes.any { it is PoolClosedException }).`as`("causes %s", causes).isTrue()
         assertThat(causes.none { it is kotlinx.coroutines.TimeoutCancellationException })
             .`as`("no timeout was reported: %s", causes).isTrue()
     }
@@ -267,16 +259,13 @@ class DispatcherContractTest {
     fun aPendingDelayEndsWithThePoolClosedCauseWhenThePoolShutsDown() = pools.runBlocking {
         val pool = pools.pool(2)
         val d = pool.asCoroutineDispatcher()
-        val entered = CompletableDeferred<Unit>()
-        val sleeper = launch(d) {
-            entered.complete(Unit)
+        val sleeper = launchEntered(d) { enter ->
+            enter()
             delay(1.hours)
         }
-        entered.await()
         pool.shutdown()
         withTimeout(5.seconds) { sleeper.join() }
-        assertThat(sleeper.isCancelled).isTrue()
-        assertThat(cancellationOf(sleeper).causes().any { it is PoolClosedException }).isTrue()
+        assertCancelledByThePoolClosing(sleeper)
     }
 
     // ---- exceptions ------------------------------------------------------------------------------
@@ -361,4 +350,22 @@ class DispatcherContractTest {
     }
 
     private fun cancellationOf(job: Job): Throwable = job.getCancellationException()
+
+    /** Launches [body] on [dispatcher]; returns its job once [body] has called `enter()`. */
+    private suspend fun CoroutineScope.launchEntered(
+        dispatcher: CoroutineDispatcher,
+        body: suspend (enter: () -> Unit) -> Unit,
+    ): Job {
+        val entered = CompletableDeferred<Unit>()
+        val job = launch(dispatcher) { body { entered.complete(Unit) } }
+        entered.await()
+        return job
+    }
+
+    /** The job was cancelled, with a [PoolClosedException] among the causes of its cancellation. */
+    private fun assertCancelledByThePoolClosing(job: Job) {
+        assertThat(job.isCancelled).isTrue()
+        val causes = cancellationOf(job).causes().toList()
+        assertThat(causes.any { it is PoolClosedException }).`as`("causes %s", causes).isTrue()
+    }
 }

@@ -237,23 +237,17 @@ class SchedulerContractTest {
   void aDirectTaskIsLiveWhileRunningAndDisposingItFromOutsideInterruptsIt(Kind kind)
       throws Exception {
     Scheduler s = scheduler(kind);
-    CountDownLatch started = new CountDownLatch(1);
-    CountDownLatch ended = new CountDownLatch(1);
-    AtomicBoolean interrupted = new AtomicBoolean();
+    BlockingProbe task = new BlockingProbe();
 
-    Disposable d = s.schedule(() -> {
-      started.countDown();
-      interrupted.set(!awaitOrInterrupted(new CountDownLatch(1)));
-      ended.countDown();
-    });
+    Disposable d = s.schedule(task);
 
-    assertThat(started.await(WAIT, TimeUnit.SECONDS)).isTrue();
+    task.awaitStarted();
     assertThat(d.isDisposed()).as("running").isFalse();
     d.dispose();
     d.dispose();
     assertThat(d.isDisposed()).isTrue();
-    assertThat(ended.await(WAIT, TimeUnit.SECONDS)).isTrue();
-    assertThat(interrupted).isTrue();
+    assertThat(task.ended.await(WAIT, TimeUnit.SECONDS)).isTrue();
+    assertThat(task.interrupted).isTrue();
   }
 
   @ParameterizedTest
@@ -277,8 +271,7 @@ class SchedulerContractTest {
     CountDownLatch go = new CountDownLatch(1);
     AtomicBoolean interruptedInside = new AtomicBoolean(true);
     AtomicBoolean disposedInside = new AtomicBoolean();
-    AtomicBoolean interruptedNext = new AtomicBoolean(true);
-    CountDownLatch nextRan = new CountDownLatch(1);
+    InterruptCheck next = new InterruptCheck();
 
     self.set(w.schedule(() -> {
       Occupied.awaitQuietly(go);
@@ -286,16 +279,13 @@ class SchedulerContractTest {
       disposedInside.set(self.get().isDisposed());
       interruptedInside.set(Thread.currentThread().isInterrupted());
     }));
-    w.schedule(() -> {
-      interruptedNext.set(Thread.currentThread().isInterrupted());
-      nextRan.countDown();
-    });
+    w.schedule(next);
     go.countDown();
 
-    assertThat(nextRan.await(WAIT, TimeUnit.SECONDS)).isTrue();
+    assertThat(next.ran.await(WAIT, TimeUnit.SECONDS)).isTrue();
     assertThat(disposedInside).isTrue();
     assertThat(interruptedInside).isFalse();
-    assertThat(interruptedNext).isFalse();
+    assertThat(next.interrupted).isFalse();
     w.dispose();
   }
 
@@ -304,25 +294,17 @@ class SchedulerContractTest {
   void theInterruptOfADisposedTaskDoesNotReachTheNextTaskOfItsWorker(Kind kind) throws Exception {
     Scheduler s = scheduler(kind);
     Scheduler.Worker w = s.createWorker();
-    CountDownLatch started = new CountDownLatch(1);
-    AtomicBoolean firstInterrupted = new AtomicBoolean();
-    AtomicBoolean nextInterrupted = new AtomicBoolean(true);
-    CountDownLatch nextRan = new CountDownLatch(1);
+    BlockingProbe firstTask = new BlockingProbe();
+    InterruptCheck next = new InterruptCheck();
 
-    Disposable first = w.schedule(() -> {
-      started.countDown();
-      firstInterrupted.set(!awaitOrInterrupted(new CountDownLatch(1)));
-    });
-    w.schedule(() -> {
-      nextInterrupted.set(Thread.currentThread().isInterrupted());
-      nextRan.countDown();
-    });
-    assertThat(started.await(WAIT, TimeUnit.SECONDS)).isTrue();
+    Disposable first = w.schedule(firstTask);
+    w.schedule(next);
+    firstTask.awaitStarted();
     first.dispose();
 
-    assertThat(nextRan.await(WAIT, TimeUnit.SECONDS)).isTrue();
-    assertThat(firstInterrupted).isTrue();
-    assertThat(nextInterrupted).isFalse();
+    assertThat(next.ran.await(WAIT, TimeUnit.SECONDS)).isTrue();
+    assertThat(firstTask.interrupted).isTrue();
+    assertThat(next.interrupted).isFalse();
     w.dispose();
   }
 
@@ -335,16 +317,12 @@ class SchedulerContractTest {
       throws Exception {
     Scheduler s = scheduler(kind);
     Scheduler.Worker w = s.createWorker();
-    CountDownLatch started = new CountDownLatch(1);
-    AtomicBoolean blockerInterrupted = new AtomicBoolean();
+    BlockingProbe blockerTask = new BlockingProbe();
     AtomicInteger pendingRan = new AtomicInteger();
 
     assertThat(w.isDisposed()).isFalse();
-    Disposable blocker = w.schedule(() -> {
-      started.countDown();
-      blockerInterrupted.set(!awaitOrInterrupted(new CountDownLatch(1)));
-    });
-    assertThat(started.await(WAIT, TimeUnit.SECONDS)).isTrue();
+    Disposable blocker = w.schedule(blockerTask);
+    blockerTask.awaitStarted();
     List<Disposable> pending = new ArrayList<>();
     for (int i = 0; i < 10; i++) {
       pending.add(w.schedule(pendingRan::incrementAndGet));
@@ -371,7 +349,7 @@ class SchedulerContractTest {
         .isSameAs(Exceptions.failWithRejected());
     // the lane gives its thread back: nothing of the disposed worker runs any more
     await().atMost(Duration.ofSeconds(WAIT)).until(() -> pool.stats().busy() == 0);
-    assertThat(blockerInterrupted).isTrue();
+    assertThat(blockerTask.interrupted).isTrue();
     assertThat(pendingRan).hasValue(0);
     assertThat(s.isDisposed()).as("the scheduler lives on").isFalse();
   }
@@ -475,22 +453,16 @@ class SchedulerContractTest {
   void aDelayedDirectTaskIsLiveWhileRunningAndTheSchedulerRejectsAfterDispose(Kind kind)
       throws Exception {
     Scheduler s = scheduler(kind);
-    CountDownLatch started = new CountDownLatch(1);
-    CountDownLatch ended = new CountDownLatch(1);
-    AtomicBoolean interrupted = new AtomicBoolean();
+    BlockingProbe task = new BlockingProbe();
 
-    Disposable d = s.schedule(() -> {
-      started.countDown();
-      interrupted.set(!awaitOrInterrupted(new CountDownLatch(1)));
-      ended.countDown();
-    }, 10, TimeUnit.MILLISECONDS);
+    Disposable d = s.schedule(task, 10, TimeUnit.MILLISECONDS);
 
-    assertThat(started.await(WAIT, TimeUnit.SECONDS)).isTrue();
+    task.awaitStarted();
     assertThat(d.isDisposed()).isFalse();
     d.dispose();
     assertThat(d.isDisposed()).isTrue();
-    assertThat(ended.await(WAIT, TimeUnit.SECONDS)).isTrue();
-    assertThat(interrupted).isTrue();
+    assertThat(task.ended.await(WAIT, TimeUnit.SECONDS)).isTrue();
+    assertThat(task.interrupted).isTrue();
 
     s.dispose();
     assertThat(s.isDisposed()).isTrue();
@@ -503,20 +475,15 @@ class SchedulerContractTest {
       throws Exception {
     Scheduler s = scheduler(kind);
     Scheduler.Worker w = s.createWorker();
-    CountDownLatch started = new CountDownLatch(1);
-    CountDownLatch ended = new CountDownLatch(1);
+    BlockingProbe task = new BlockingProbe();
 
-    Disposable d = w.schedule(() -> {
-      started.countDown();
-      awaitOrInterrupted(new CountDownLatch(1));
-      ended.countDown();
-    }, 10, TimeUnit.MILLISECONDS);
+    Disposable d = w.schedule(task, 10, TimeUnit.MILLISECONDS);
 
-    assertThat(started.await(WAIT, TimeUnit.SECONDS)).isTrue();
+    task.awaitStarted();
     assertThat(d.isDisposed()).isFalse();
     d.dispose();
     assertThat(d.isDisposed()).isTrue();
-    assertThat(ended.await(WAIT, TimeUnit.SECONDS)).isTrue();
+    assertThat(task.ended.await(WAIT, TimeUnit.SECONDS)).isTrue();
 
     w.dispose();
     assertThat(w.isDisposed()).isTrue();
@@ -690,13 +657,9 @@ class SchedulerContractTest {
   void disposeGracefullyIsLazyAndCompletesEveryCallerOnceTheLastTaskEnded(Kind kind)
       throws Exception {
     Scheduler s = scheduler(kind);
-    CountDownLatch finish = new CountDownLatch(1);
-    CountDownLatch started = new CountDownLatch(1);
-    s.schedule(() -> {
-      started.countDown();
-      Occupied.awaitQuietly(finish); // ignores interrupts
-    });
-    assertThat(started.await(WAIT, TimeUnit.SECONDS)).isTrue();
+    HeldTask held = new HeldTask(); // ignores interrupts
+    s.schedule(held);
+    held.awaitStarted();
 
     Mono<Void> first = s.disposeGracefully();
     Mono<Void> second = s.disposeGracefully();
@@ -707,7 +670,7 @@ class SchedulerContractTest {
     assertThat(s.isDisposed()).isTrue();
     assertThatExceptionOfType(RejectedExecutionException.class)
         .isThrownBy(() -> s.schedule(() -> { }));
-    finish.countDown();
+    held.release();
 
     StepVerifier.create(first).expectComplete().verify(Duration.ofSeconds(WAIT));
     StepVerifier.create(second).expectComplete().verify(Duration.ofSeconds(WAIT));
@@ -741,13 +704,9 @@ class SchedulerContractTest {
   @EnumSource(Kind.class)
   void aTimedOutDisposeGracefullyMayBeRetriedAndFollowedByDispose(Kind kind) throws Exception {
     Scheduler s = scheduler(kind);
-    CountDownLatch finish = new CountDownLatch(1);
-    CountDownLatch started = new CountDownLatch(1);
-    s.schedule(() -> {
-      started.countDown();
-      Occupied.awaitQuietly(finish);
-    });
-    assertThat(started.await(WAIT, TimeUnit.SECONDS)).isTrue();
+    HeldTask held = new HeldTask();
+    s.schedule(held);
+    held.awaitStarted();
 
     for (int i = 0; i < 2; i++) {
       assertThatThrownBy(() -> s.disposeGracefully().timeout(Duration.ofMillis(40)).block())
@@ -755,7 +714,7 @@ class SchedulerContractTest {
     }
     s.dispose();
     assertThat(s.isDisposed()).isTrue();
-    finish.countDown();
+    held.release();
 
     StepVerifier.create(s.disposeGracefully()).expectComplete().verify(Duration.ofSeconds(WAIT));
     assertThat(pool.isTerminated()).isEqualTo(kind.owned);
@@ -766,13 +725,9 @@ class SchedulerContractTest {
   void concurrentDisposeGracefullyCallsTimeOutTogetherAndCompleteTogether(Kind kind)
       throws Exception {
     Scheduler s = scheduler(kind);
-    CountDownLatch finish = new CountDownLatch(1);
-    CountDownLatch started = new CountDownLatch(1);
-    s.schedule(() -> {
-      started.countDown();
-      Occupied.awaitQuietly(finish);
-    });
-    assertThat(started.await(WAIT, TimeUnit.SECONDS)).isTrue();
+    HeldTask held = new HeldTask();
+    s.schedule(held);
+    held.awaitStarted();
     int callers = 8;
     ExecutorService threads = Executors.newFixedThreadPool(callers);
     try {
@@ -790,7 +745,7 @@ class SchedulerContractTest {
       for (Future<Throwable> f : timedOut) {
         assertThat(f.get(WAIT, TimeUnit.SECONDS)).hasCauseExactlyInstanceOf(TimeoutException.class);
       }
-      finish.countDown();
+      held.release();
       List<Future<?>> completed = new ArrayList<>();
       for (int i = 0; i < callers; i++) {
         completed.add(threads.submit(() -> s.disposeGracefully().block(Duration.ofSeconds(WAIT))));
@@ -846,8 +801,7 @@ class SchedulerContractTest {
     Scheduler s = scheduler(kind);
     Scheduler.Worker w = s.createWorker();
     Scannable scan = Scannable.from(w);
-    CountDownLatch started = new CountDownLatch(1);
-    CountDownLatch release = new CountDownLatch(1);
+    HeldTask held = new HeldTask();
 
     assertThat(scan.isScanAvailable()).isTrue();
     assertThat(scan.scan(Scannable.Attr.NAME)).isEqualTo(s + ".worker");
@@ -856,11 +810,8 @@ class SchedulerContractTest {
     assertThat(scan.scan(Scannable.Attr.BUFFERED)).isZero();
     assertThat(scan.scan(Scannable.Attr.TERMINATED)).isFalse();
 
-    w.schedule(() -> {
-      started.countDown();
-      Occupied.awaitQuietly(release);
-    });
-    assertThat(started.await(WAIT, TimeUnit.SECONDS)).isTrue();
+    w.schedule(held);
+    held.awaitStarted();
     w.schedule(() -> { });
     w.schedule(() -> { }, 1, TimeUnit.HOURS);
     // running, pending and delayed tasks of this worker
@@ -870,7 +821,7 @@ class SchedulerContractTest {
     assertThat(scan.scan(Scannable.Attr.BUFFERED)).isZero();
     assertThat(scan.scan(Scannable.Attr.TERMINATED)).isTrue();
     assertThat(scan.scan(Scannable.Attr.CANCELLED)).isTrue();
-    release.countDown();
+    held.release();
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -1038,6 +989,59 @@ class SchedulerContractTest {
     return () -> {
       throw new IllegalStateException(message);
     };
+  }
+
+  /**
+   * A task that says it started, then waits until it is interrupted (for 30 s at the most), and
+   * records whether it was interrupted before it says it ended.
+   */
+  private static final class BlockingProbe implements Runnable {
+    final CountDownLatch started = new CountDownLatch(1);
+    final CountDownLatch ended = new CountDownLatch(1);
+    final AtomicBoolean interrupted = new AtomicBoolean();
+
+    @Override
+    public void run() {
+      started.countDown();
+      interrupted.set(!awaitOrInterrupted(new CountDownLatch(1)));
+      ended.countDown();
+    }
+
+    void awaitStarted() throws InterruptedException {
+      assertThat(started.await(WAIT, TimeUnit.SECONDS)).as("task started").isTrue();
+    }
+  }
+
+  /** A task that records whether its thread was interrupted when it ran. */
+  private static final class InterruptCheck implements Runnable {
+    final CountDownLatch ran = new CountDownLatch(1);
+    final AtomicBoolean interrupted = new AtomicBoolean(true);
+
+    @Override
+    public void run() {
+      interrupted.set(Thread.currentThread().isInterrupted());
+      ran.countDown();
+    }
+  }
+
+  /** A task that says it started, then holds its thread until released, ignoring interrupts. */
+  private static final class HeldTask implements Runnable {
+    private final CountDownLatch started = new CountDownLatch(1);
+    private final CountDownLatch release = new CountDownLatch(1);
+
+    @Override
+    public void run() {
+      started.countDown();
+      Occupied.awaitQuietly(release);
+    }
+
+    void awaitStarted() throws InterruptedException {
+      assertThat(started.await(WAIT, TimeUnit.SECONDS)).as("task started").isTrue();
+    }
+
+    void release() {
+      release.countDown();
+    }
   }
 
   /** Waits on the latch; false if interrupted while waiting (the interrupt is consumed). */

@@ -22,6 +22,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -106,33 +107,27 @@ class SchedulerContractTest {
   @Test
   void aWorkerTaskReschedulingItselfRunsAHundredTimes() {
     Scheduler.Worker w = scheduler().createWorker();
-    AtomicInteger n = new AtomicInteger();
-    CountDownLatch done = new CountDownLatch(1);
-    w.schedule(new Runnable() {
-      @Override
-      public void run() {
-        if (n.incrementAndGet() < 100) {
-          w.schedule(this);
-        } else {
-          done.countDown();
-        }
-      }
-    });
-    await5s(done);
-    assertThat(n).hasValue(100);
+    assertReschedulingItselfRunsAHundredTimes(w, w::schedule);
     w.dispose();
   }
 
   @Test
   void aWorkerTaskReschedulingItselfWithADelayRunsAHundredTimes() {
     Scheduler.Worker w = scheduler().createWorker();
+    assertReschedulingItselfRunsAHundredTimes(w, r -> w.schedule(r, 1, TimeUnit.MILLISECONDS));
+    w.dispose();
+  }
+
+  /** Schedules a task on the worker that schedules itself again with {@code reschedule} 99 times. */
+  private static void assertReschedulingItselfRunsAHundredTimes(Scheduler.Worker w,
+      Function<Runnable, Disposable> reschedule) {
     AtomicInteger n = new AtomicInteger();
     CountDownLatch done = new CountDownLatch(1);
     w.schedule(new Runnable() {
       @Override
       public void run() {
         if (n.incrementAndGet() < 100) {
-          w.schedule(this, 1, TimeUnit.MILLISECONDS);
+          reschedule.apply(this);
         } else {
           done.countDown();
         }
@@ -140,7 +135,6 @@ class SchedulerContractTest {
     });
     await5s(done);
     assertThat(n).hasValue(100);
-    w.dispose();
   }
 
   @Test
@@ -215,52 +209,25 @@ class SchedulerContractTest {
   void disposingAWorkerFromOutsideStopsARecursiveTask() {
     WorkerPool pool = fx.pool(b -> b.capacity(4));
     Scheduler.Worker w = PoolSchedulers.from(pool).createWorker();
-    AtomicInteger count = new AtomicInteger();
-    CountDownLatch tenth = new CountDownLatch(1);
-    CountDownLatch disposed = new CountDownLatch(1);
-    AtomicReference<Disposable> afterDispose = new AtomicReference<>();
-    w.schedule(new Runnable() {
-      @Override
-      public void run() {
-        if (count.incrementAndGet() == 10) {
-          tenth.countDown();
-          RxFixture.awaitQuietly(disposed);
-          afterDispose.set(w.schedule(this));
-          return;
-        }
-        w.schedule(this);
-      }
-    });
-    await5s(tenth);
+    Recursion recursion = new Recursion(w::schedule, Recursion::pause).start();
+    await5s(recursion.tenth);
     w.dispose();
-    disposed.countDown();
-    await().until(() -> afterDispose.get() != null);
+    recursion.resume();
+    await().until(() -> recursion.afterDispose.get() != null);
     RxFixture.awaitQuiet(pool);
-    assertThat(afterDispose.get()).isSameAs(Disposable.disposed());
-    assertThat(count).hasValue(10);
+    assertThat(recursion.afterDispose.get()).isSameAs(Disposable.disposed());
+    assertThat(recursion.count).hasValue(10);
   }
 
   @Test
   void disposingAWorkerFromItsOwnTaskStopsTheRecursion() {
     WorkerPool pool = fx.pool(b -> b.capacity(4));
     Scheduler.Worker w = PoolSchedulers.from(pool).createWorker();
-    AtomicInteger count = new AtomicInteger();
-    AtomicReference<Disposable> afterDispose = new AtomicReference<>();
-    w.schedule(new Runnable() {
-      @Override
-      public void run() {
-        if (count.incrementAndGet() == 10) {
-          w.dispose();
-          afterDispose.set(w.schedule(this));
-          return;
-        }
-        w.schedule(this);
-      }
-    });
-    await().until(() -> afterDispose.get() != null);
+    Recursion recursion = new Recursion(w::schedule, self -> w.dispose()).start();
+    await().until(() -> recursion.afterDispose.get() != null);
     RxFixture.awaitQuiet(pool);
-    assertThat(afterDispose.get()).isSameAs(Disposable.disposed());
-    assertThat(count).hasValue(10);
+    assertThat(recursion.afterDispose.get()).isSameAs(Disposable.disposed());
+    assertThat(recursion.count).hasValue(10);
     assertThat(w.isDisposed()).isTrue();
   }
 
@@ -268,28 +235,58 @@ class SchedulerContractTest {
   void disposingAWorkerStopsADelayedRecursion() {
     WorkerPool pool = fx.pool(b -> b.capacity(4));
     Scheduler.Worker w = PoolSchedulers.from(pool).createWorker();
-    AtomicInteger count = new AtomicInteger();
-    CountDownLatch tenth = new CountDownLatch(1);
-    CountDownLatch disposed = new CountDownLatch(1);
-    AtomicReference<Disposable> afterDispose = new AtomicReference<>();
-    w.schedule(new Runnable() {
-      @Override
-      public void run() {
-        if (count.incrementAndGet() == 10) {
-          tenth.countDown();
-          RxFixture.awaitQuietly(disposed);
-          afterDispose.set(w.schedule(this, 1, TimeUnit.MILLISECONDS));
-          return;
-        }
-        w.schedule(this, 1, TimeUnit.MILLISECONDS);
-      }
-    }, 1, TimeUnit.MILLISECONDS);
-    await5s(tenth);
+    Recursion recursion =
+        new Recursion(r -> w.schedule(r, 1, TimeUnit.MILLISECONDS), Recursion::pause).start();
+    await5s(recursion.tenth);
     w.dispose();
-    disposed.countDown();
-    await().until(() -> afterDispose.get() != null);
-    assertThat(afterDispose.get()).isSameAs(Disposable.disposed());
-    assertThat(count).hasValue(10);
+    recursion.resume();
+    await().until(() -> recursion.afterDispose.get() != null);
+    assertThat(recursion.afterDispose.get()).isSameAs(Disposable.disposed());
+    assertThat(recursion.count).hasValue(10);
+  }
+
+  /**
+   * A worker task that schedules itself again through {@code schedule}, from its first run on
+   * ({@link #start}); its tenth run does {@code atTheTenthRun}, then schedules itself once more and
+   * keeps that {@link Disposable} in {@link #afterDispose}, and stops.
+   */
+  private static final class Recursion implements Runnable {
+    final AtomicInteger count = new AtomicInteger();
+    final CountDownLatch tenth = new CountDownLatch(1);
+    final AtomicReference<Disposable> afterDispose = new AtomicReference<>();
+    private final CountDownLatch resumed = new CountDownLatch(1);
+    private final Function<Runnable, Disposable> schedule;
+    private final Consumer<Recursion> atTheTenthRun;
+
+    Recursion(Function<Runnable, Disposable> schedule, Consumer<Recursion> atTheTenthRun) {
+      this.schedule = schedule;
+      this.atTheTenthRun = atTheTenthRun;
+    }
+
+    /** For the tenth run: counts {@link #tenth} down and waits for {@link #resume}. */
+    void pause() {
+      tenth.countDown();
+      RxFixture.awaitQuietly(resumed);
+    }
+
+    Recursion start() {
+      schedule.apply(this);
+      return this;
+    }
+
+    void resume() {
+      resumed.countDown();
+    }
+
+    @Override
+    public void run() {
+      if (count.incrementAndGet() == 10) {
+        atTheTenthRun.accept(this);
+        afterDispose.set(schedule.apply(this));
+        return;
+      }
+      schedule.apply(this);
+    }
   }
 
   @Test
