@@ -173,7 +173,7 @@ internal class PoolDispatcher private constructor(
             pool.schedule(DelayedResume(continuation), timeMillis.coerceAtLeast(0), TimeUnit.MILLISECONDS)
         } catch (closed: RejectedExecutionException) {
             // A shut-down pool takes no timer: the delay ends at once with the closed pool as cause.
-            continuation.cancel(CancellationException("The task was rejected by $pool", closed))
+            continuation.cancel(rejectedBy(closed))
             return
         }
         continuation.invokeOnCancellation { timer.cancel(false) }
@@ -194,8 +194,7 @@ internal class PoolDispatcher private constructor(
 
         override fun onCancel() {
             if (continuation.isActive) {
-                continuation.cancel(CancellationException("The delay's timer was cancelled by $pool",
-                    PoolClosedException("pool '${pool.name()}' shut down during a delay")))
+                continuation.cancel(timerCancelledByShutdown("delay", "delay"))
             }
         }
     }
@@ -211,7 +210,7 @@ internal class PoolDispatcher private constructor(
         val timer = try {
             pool.schedule(TimeoutTimer(block, context), timeMillis.coerceAtLeast(0), TimeUnit.MILLISECONDS)
         } catch (closed: RejectedExecutionException) {
-            context.cancel(CancellationException("The task was rejected by $pool", closed))
+            context.cancel(rejectedBy(closed))
             return DisposableHandle { }
         }
         return DisposableHandle { timer.cancel(false) }
@@ -232,17 +231,25 @@ internal class PoolDispatcher private constructor(
 
         override fun onCancel() {
             if (context[Job]?.isActive == true && pool.isShutdown) {
-                context.cancel(CancellationException("The timeout's timer was cancelled by $pool",
-                    PoolClosedException("pool '${pool.name()}' shut down during a withTimeout")))
+                context.cancel(timerCancelledByShutdown("timeout", "withTimeout"))
             }
         }
     }
 
     /** The kotlinx convention for a block the pool refused: cancel its coroutine, finish elsewhere. */
     private fun reject(context: CoroutineContext, block: Runnable, cause: RejectedExecutionException) {
-        context.cancel(CancellationException("The task was rejected by $pool", cause))
+        context.cancel(rejectedBy(cause))
         Dispatchers.IO.dispatch(context, block)
     }
+
+    /** How a coroutine learns that the pool refused its block or its timer. */
+    private fun rejectedBy(cause: RejectedExecutionException) =
+        CancellationException("The task was rejected by $pool", cause)
+
+    /** How a `delay` or `withTimeout` learns that a pool shutdown cancelled its pending timer. */
+    private fun timerCancelledByShutdown(timer: String, during: String) =
+        CancellationException("The $timer's timer was cancelled by $pool",
+            PoolClosedException("pool '${pool.name()}' shut down during a $during"))
 
     /**
      * [parallelism] >= capacity: this dispatcher. Otherwise a view backed by a core subpool
