@@ -14,7 +14,7 @@ import java.util.concurrent.atomic.LongAdder;
  * {@code maxIdle + maxIdle/16} plus timer latency. Runs on the timer thread: it only unparks.
  */
 final class Cleaner extends SharedTimer.Task {
-  private final BoundedPool pool;
+  private final Engine engine;
   private final long maxIdleNanos;
   /** Accessed only under synchronized(this). */
   private boolean scheduled;
@@ -23,12 +23,8 @@ final class Cleaner extends SharedTimer.Task {
 
   private final SharedTimer timer;
 
-  Cleaner(BoundedPool pool, long maxIdleNanos) {
-    this(pool, maxIdleNanos, SharedTimer.INSTANCE);
-  }
-
-  Cleaner(BoundedPool pool, long maxIdleNanos, SharedTimer timer) {
-    this.pool = pool;
+  Cleaner(Engine engine, long maxIdleNanos, SharedTimer timer) {
+    this.engine = engine;
     this.maxIdleNanos = maxIdleNanos;
     this.timer = timer;
   }
@@ -39,7 +35,7 @@ final class Cleaner extends SharedTimer.Task {
       scheduled = false;
     }
     runs.increment();
-    pool.retireIdleSince(pool.ticker.read() - maxIdleNanos);
+    engine.retireIdleSince(engine.ticker.read() - maxIdleNanos);
     update();
   }
 
@@ -49,11 +45,11 @@ final class Cleaner extends SharedTimer.Task {
    */
   void update() {
     synchronized (this) {
-      boolean wanted = pool.workers() > 0 && pool.isRunning();
+      boolean wanted = engine.wantsCleaner();
       if (wanted && !scheduled) {
-        long oldest = pool.idle.oldestLastUsed();
+        long oldest = engine.idle.oldestLastUsed();
         long delay = oldest == Long.MAX_VALUE
-            ? maxIdleNanos : oldest + maxIdleNanos - pool.ticker.read();
+            ? maxIdleNanos : oldest + maxIdleNanos - engine.ticker.read();
         try {
           timer.schedule(this, System.nanoTime() + Math.max(delay, maxIdleNanos / 16));
         } catch (Throwable noTimerThread) {

@@ -1,28 +1,62 @@
 package dev.warmpool;
 
-import java.util.Set;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.concurrent.Callable;
 import java.util.concurrent.Delayed;
 import java.util.concurrent.FutureTask;
 import java.util.concurrent.RunnableScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Consumer;
+import java.util.function.Function;
 
 /**
  * A delayed or periodic task: a future that waits on the {@link SharedTimer} and, when due, is handed
- * to its pool or lane by {@code onDue} (as admitted work, never rejected for being full). A periodic
- * task is re-armed only after its run returned, so it never overlaps itself; a run that throws
- * completes the future exceptionally and stops it. Cancelling removes it from the timer at once.
+ * to its pool or lane by {@code onDue} as an accepted task (admitted work: never rejected for being
+ * full). A periodic task is re-armed only after its run returned, so it never overlaps itself; a run
+ * that throws completes the future exceptionally and stops it. Cancelling removes it from the timer at
+ * once, or withdraws its hand-off if it is due and has not started.
+ *
+ * <h2>Phases</h2>
+ * Beside the future's own state, {@link #phase} says where the task is:
+ * <pre>
+ *   PENDING -> DUE      the timer fired, its owners open: handed on as an accepted task (CAS)
+ *   PENDING -> OFF      cancelled before it was due: by its future, or by closing an owner (CAS)
+ *   DUE     -> PENDING  a periodic run returned: re-armed, then it re-checks its owners (CAS)
+ *   DUE     -> OFF      cancelled while due (its hand-off is withdrawn), or its last run ended
+ * </pre>
+ * Closing an owner ({@link Timers#close}) cancels only PENDING timers: a due timer is an accepted
+ * task and runs under {@code shutdown()}, or is handed back by {@code shutdownNow()} (guarantee 7).
+ * The hand-off's handle is bound after the hand-off and a cancel may come first: {@link LateHandle}.
  */
 final class DelayedTask<V> extends FutureTask<V> implements RunnableScheduledFuture<V> {
+  private static final int PENDING = 0;
+  private static final int DUE = 1;
+  private static final int OFF = 2;
+  private static final VarHandle PHASE;
+
+  static {
+    try {
+      PHASE = MethodHandles.lookup().findVarHandle(DelayedTask.class, "phase", int.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
+
   private final Entry entry = new Entry();
   /** 0: one-shot; > 0: fixed rate; < 0: fixed delay of {@code -period}. */
   private final long period;
-  private final Consumer<DelayedTask<?>> onDue;
-  /** The pool's set of pending delayed tasks (cancelled by shutdown); left when done. */
-  private final Set<DelayedTask<?>> registry;
-  /** A lane's set of pending delayed tasks (cancelled by closing the lane), or null. */
-  private final Set<DelayedTask<?>> laneRegistry;
+  /**
+   * Hands the due task to its pool or lane; returns its handle there, null if a closed lane refused
+   * it, or throws if the pool terminated.
+   */
+  private final Function<DelayedTask<?>, TaskHandle> onDue;
+  /** The pool's timers (closed by shutdown). */
+  private final Timers owner;
+  /** A lane's timers (closed by closing the lane), or null. */
+  private final Timers laneOwner;
+  private final LateHandle handOff = new LateHandle();
+  @SuppressWarnings("unused") // accessed through PHASE
+  private volatile int phase = PENDING;
   /** The exception of the current run, rethrown so that the pool counts and reports it. */
   private Throwable failure;
   /** The task itself, if it wants to hear of a cancellation; else null. */
@@ -31,36 +65,69 @@ final class DelayedTask<V> extends FutureTask<V> implements RunnableScheduledFut
   private final class Entry extends SharedTimer.Task {
     @Override
     void fire() {
-      if (!isDone()) {
-        onDue.accept(DelayedTask.this);
+      if (ownerClosed()) {
+        cancelIfPending(); // closing raced this fire: the timer was not due when it closed
+      } else if (PHASE.compareAndSet(DelayedTask.this, PENDING, DUE)) {
+        handToOwner();
       }
     }
   }
 
-  DelayedTask(Callable<V> callable, long period, Consumer<DelayedTask<?>> onDue,
-      Set<DelayedTask<?>> registry, Set<DelayedTask<?>> laneRegistry) {
+  DelayedTask(Callable<V> callable, long period, Function<DelayedTask<?>, TaskHandle> onDue,
+      Timers owner, Timers laneOwner) {
     super(callable);
     this.period = period;
     this.onDue = onDue;
-    this.registry = registry;
-    this.laneRegistry = laneRegistry;
+    this.owner = owner;
+    this.laneOwner = laneOwner;
   }
 
-  DelayedTask(Runnable runnable, long period, Consumer<DelayedTask<?>> onDue,
-      Set<DelayedTask<?>> registry, Set<DelayedTask<?>> laneRegistry) {
-    this(java.util.concurrent.Executors.callable(runnable, (V) null), period, onDue, registry,
-        laneRegistry);
+  DelayedTask(Runnable runnable, long period, Function<DelayedTask<?>, TaskHandle> onDue,
+      Timers owner, Timers laneOwner) {
+    this(java.util.concurrent.Executors.callable(runnable, (V) null), period, onDue, owner,
+        laneOwner);
     this.listener = runnable instanceof CancellationAware ? (CancellationAware) runnable : null;
   }
 
-  /** Registers the task and puts it on the timer; {@code delayNanos <= 0} means due now. */
+  /**
+   * Registers the task with its owners and puts it on the timer; {@code delayNanos <= 0} means due
+   * now. Returns null if an owner is closed (the schedule is refused: the caller throws); a close
+   * that raced the registration may instead have cancelled it, and then the cancelled future is
+   * returned.
+   */
   DelayedTask<V> start(long delayNanos) {
-    registry.add(this);
-    if (laneRegistry != null) {
-      laneRegistry.add(this);
+    owner.register(this);
+    if (laneOwner != null) {
+      laneOwner.register(this);
+    }
+    if (ownerClosed()) { // publish, then check: a close that swept before our register
+      if (PHASE.compareAndSet(this, PENDING, OFF)) {
+        forget();
+        return null; // never armed, never accepted
+      }
+      return this; // the close's sweep cancelled it
     }
     arm(System.nanoTime() + clamp(delayNanos));
     return this;
+  }
+
+  private boolean ownerClosed() {
+    return owner.isClosed() || (laneOwner != null && laneOwner.isClosed());
+  }
+
+  /** On the timer thread: the task is due; hands it on, and binds its handle there. */
+  private void handToOwner() {
+    TaskHandle h;
+    try {
+      h = onDue.apply(this);
+    } catch (RuntimeException terminated) { // the pool terminated before the task came due
+      h = null;
+    }
+    if (h == null) {
+      cancel(false);
+      return;
+    }
+    handOff.bind(h); // withdraws it at once if it was cancelled meanwhile
   }
 
   /**
@@ -83,7 +150,7 @@ final class DelayedTask<V> extends FutureTask<V> implements RunnableScheduledFut
   private void arm(long deadline) {
     SharedTimer.INSTANCE.schedule(entry, deadline);
     if (isDone()) {
-      SharedTimer.INSTANCE.cancel(entry); // cancelled while re-arming
+      SharedTimer.INSTANCE.cancel(entry); // cancelled while arming
     }
   }
 
@@ -96,17 +163,35 @@ final class DelayedTask<V> extends FutureTask<V> implements RunnableScheduledFut
   public void run() {
     if (period == 0) {
       super.run();
-      forget();
+      finish();
     } else if (runAndReset()) {
-      arm(period > 0 ? entry.deadline + period : System.nanoTime() - period);
+      rearm();
     } else {
-      forget();
+      finish();
     }
     Throwable t = failure;
     if (t != null) {
       failure = null;
       throw DelayedTask.<RuntimeException>sneaky(t);
     }
+  }
+
+  /** A periodic run returned: arm the next, then check the owners (publish, then check). */
+  private void rearm() {
+    if (!PHASE.compareAndSet(this, DUE, PENDING)) {
+      return; // cancelled during the run
+    }
+    if (!ownerClosed()) {
+      arm(period > 0 ? entry.deadline + period : System.nanoTime() - period);
+    }
+    if (ownerClosed()) { // publish (PENDING, armed), then check: a close that swept before
+      cancelIfPending();
+    }
+  }
+
+  private void finish() {
+    phase = OFF;
+    forget();
   }
 
   @Override
@@ -121,23 +206,39 @@ final class DelayedTask<V> extends FutureTask<V> implements RunnableScheduledFut
   }
 
   private void forget() {
-    registry.remove(this);
-    if (laneRegistry != null) {
-      laneRegistry.remove(this);
+    owner.forget(this);
+    if (laneOwner != null) {
+      laneOwner.forget(this);
     }
   }
 
+  /** Closing an owner: cancels the task if it is not due (a due task is accepted work). */
+  void cancelIfPending() {
+    if (PHASE.compareAndSet(this, PENDING, OFF)) {
+      cancel(false);
+    }
+  }
+
+  /**
+   * Cancels the future: takes the task off the timer, or withdraws its hand-off if it is due and has
+   * not started (then it counts in none of the pool's task counters), and tells a
+   * {@link CancellationAware} task.
+   */
   @Override
   public boolean cancel(boolean mayInterruptIfRunning) {
     boolean cancelled = super.cancel(mayInterruptIfRunning);
+    phase = OFF;
     SharedTimer.INSTANCE.cancel(entry);
     forget();
-    CancellationAware l = listener;
-    if (cancelled && l != null) {
-      if (SharedTimer.isTimerThread()) {
-        ThreadStarter.ASYNC.execute(() -> tell(l)); // no user code on the timer thread
-      } else {
-        tell(l);
+    if (cancelled) {
+      handOff.cancel();
+      CancellationAware l = listener;
+      if (l != null) {
+        if (SharedTimer.isTimerThread()) {
+          ThreadStarter.ASYNC.execute(() -> tell(l)); // no user code on the timer thread
+        } else {
+          tell(l);
+        }
       }
     }
     return cancelled;

@@ -1,9 +1,15 @@
 package dev.warmpool;
 
+import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CountDownLatch;
+import java.util.Map;
+import java.util.Objects;
+import java.util.WeakHashMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -24,21 +30,34 @@ abstract class SeatPool extends AbstractWorkerPool {
   final boolean nonblocking;
   final int maxWaiting;
   volatile int capacity;
-  /** Set by shutdownNow: running tasks were interrupted on purpose, so keep the interrupt. */
-  volatile boolean stopping;
-  private volatile CountDownLatch termination = new CountDownLatch(1);
+  /**
+   * Completed when this generation of the pool terminates; a reboot installs a fresh one. Replaced
+   * and completed only under the line's lock, together with the state change (see
+   * {@link #tryTerminate}), so a reboot racing the end of termination can never have its fresh
+   * generation completed by the old one.
+   */
+  private volatile CompletableFuture<Void> termination = new CompletableFuture<>();
 
   final RunState state = new RunState();
   final WaitingLine line = new WaitingLine();
-  final PoolCounters counters = new PoolCounters();
+  final Accounting accounting;
+  final PoolCounters counters;
   /** Guards capacity changes against each other, and reboot. */
   final Object resizeLock = new Object();
+  /**
+   * Subpools not yet terminated; this pool terminates only after all of them. Held weakly: a subpool
+   * nobody references has no work either (a task, lane or timer of a subpool references it), so
+   * dropping it loses nothing, and a caller may make views freely. Guarded by itself.
+   */
+  private final Map<Subpool, Boolean> subpools = new WeakHashMap<>();
 
-  SeatPool(String name, int capacity, boolean nonblocking, int maxWaiting) {
+  SeatPool(String name, int capacity, boolean nonblocking, int maxWaiting, Accounting accounting) {
     this.name = name;
     this.capacity = capacity;
     this.nonblocking = nonblocking;
     this.maxWaiting = maxWaiting;
+    this.accounting = accounting;
+    this.counters = accounting.counters;
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -92,6 +111,18 @@ abstract class SeatPool extends AbstractWorkerPool {
     return e;
   }
 
+  /**
+   * Places the task with its handle if a seat is free now; else null, which is not a rejection (a
+   * sharded pool offering a task to each shard in turn).
+   */
+  TaskHandle tryEnqueue(TaskKind kind, Object arg) {
+    if (line.size() == 0 && state.tryTakeSeat(capacity, false)) {
+      WaitingLine.Entry e = newEntry(kind, arg, null, WaitingLine.TAKEN);
+      return placeEntry(e, Mode.PROBE) ? e : null;
+    }
+    return null;
+  }
+
   @Override
   boolean dispatchTimed(TaskKind kind, Object arg, long nanos) throws InterruptedException {
     if (nonblocking || nanos == 0) {
@@ -119,7 +150,7 @@ abstract class SeatPool extends AbstractWorkerPool {
       throw closed();
     }
     if (mode == Mode.TRY) {
-      counters.rejected.increment();
+      accounting.rejected();
       return false;
     }
     if (mode == Mode.PROBE) {
@@ -141,7 +172,7 @@ abstract class SeatPool extends AbstractWorkerPool {
   private WaitingLine.Entry join(WaitingLine.Entry e, boolean admitted) {
     switch (line.offer(e, admitted ? Integer.MAX_VALUE : maxWaiting, admitted)) {
       case FULL -> {
-        counters.rejected.increment();
+        accounting.rejected();
         throw new PoolOverloadedException(describe() + " is overloaded: every seat is taken"
             + " (capacity " + capacity + ", busy " + busy() + ") and the waiting line is full"
             + " (maxWaiting " + maxWaiting + ")");
@@ -149,7 +180,7 @@ abstract class SeatPool extends AbstractWorkerPool {
       case REFUSED -> throw closed();
       case LINKED -> {
         if (e.caller == null && e.kind.countsAsTask()) {
-          accepted();
+          accounting.accepted();
         }
       }
     }
@@ -165,7 +196,7 @@ abstract class SeatPool extends AbstractWorkerPool {
   private boolean awaitTaken(WaitingLine.Entry e, boolean timed, long deadline) {
     // A busy worker usually finishes a tiny task within a microsecond and takes the entry at once;
     // spinning that long is much cheaper than a park/unpark round trip.
-    for (int i = 0; i < Worker.SPINS && e.state == WaitingLine.WAITING; i++) {
+    for (int i = 0; i < Engine.SPINS && e.state == WaitingLine.WAITING; i++) {
       Thread.onSpinWait();
     }
     boolean interrupted = false;
@@ -180,7 +211,7 @@ abstract class SeatPool extends AbstractWorkerPool {
         }
         interrupted |= Thread.interrupted();
         if (interrupted && line.cancel(e)) {
-          counters.rejected.increment();
+          accounting.rejected();
           if (timed) {
             interrupted = false; // reported by the InterruptedException instead
             throw new InterruptedWaitException();
@@ -191,7 +222,7 @@ abstract class SeatPool extends AbstractWorkerPool {
         long left = timed ? deadline - System.nanoTime() : 1L;
         if (left <= 0) {
           if (line.cancel(e)) {
-            counters.rejected.increment();
+            accounting.rejected();
             return false;
           }
           continue;
@@ -222,20 +253,26 @@ abstract class SeatPool extends AbstractWorkerPool {
     }
   }
 
-  /** Withdraws a waiting entry through its handle. */
-  @Override
+  /** Withdraws a waiting entry through its handle; false if it is no longer waiting. */
   boolean withdraw(WaitingLine.Entry e) {
     if (!line.cancel(e)) {
       return false;
     }
     if (e.kind.countsAsTask()) {
-      withdrawn();
+      accounting.withdrawn();
     }
     leftLine();
     return true;
   }
 
-  @Override
+  /** An entry that held a seat was withdrawn by its handle before a worker reached it. */
+  void withdrawnTaken(WaitingLine.Entry e) {
+    if (e.kind.countsAsTask()) {
+      accounting.withdrawn();
+    }
+  }
+
+  /** A closing lane takes its carrier out of the line; false if it was not waiting there. */
   boolean withdrawCarrier(SerialLane lane) {
     if (!line.cancelCarrier(lane)) {
       return false;
@@ -251,17 +288,6 @@ abstract class SeatPool extends AbstractWorkerPool {
     }
   }
 
-  @Override
-  void accepted() {
-    counters.submitted.increment();
-  }
-
-  @Override
-  void withdrawn() {
-    counters.submitted.decrement();
-  }
-
-  @Override
   boolean hasWaiters() {
     return line.size() > 0;
   }
@@ -286,7 +312,7 @@ abstract class SeatPool extends AbstractWorkerPool {
   /** An entry got a seat: a blocked caller's task now counts as accepted and the caller wakes. */
   void taken(WaitingLine.Entry e) {
     if (e.caller != null) {
-      accepted();
+      accounting.accepted();
       if (e.parked) {
         LockSupport.unpark(e.caller);
       }
@@ -331,14 +357,91 @@ abstract class SeatPool extends AbstractWorkerPool {
   }
 
   PoolOverloadedException overloaded() {
-    counters.rejected.increment();
+    accounting.rejected();
     return new PoolOverloadedException(describe() + " is overloaded: every seat is taken"
         + " (capacity " + capacity + ", busy " + busy() + ")");
   }
 
+  /** Counts a rejection by a closed serial lane of this pool and returns its exception. */
+  RejectedExecutionException laneClosed() {
+    accounting.rejected();
+    return new RejectedExecutionException("serial lane of " + describe() + " is closed");
+  }
+
+  @Override
   PoolClosedException closed() {
-    counters.rejected.increment();
+    accounting.rejected();
     return new PoolClosedException(describe() + " is shut down");
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Subpools
+
+  @Override
+  public WorkerPool newSubpool(String name, int capacity) {
+    return newSubpool(name, capacity, nonblocking, maxWaiting);
+  }
+
+  @Override
+  public WorkerPool newSubpool(String name, int capacity, boolean nonblocking, int maxWaiting) {
+    Objects.requireNonNull(name, "name must not be null");
+    WorkerPool.Builder.checkCapacity(capacity);
+    if (maxWaiting < 0) {
+      throw new IllegalArgumentException("maxWaiting must be >= 0, was " + maxWaiting);
+    }
+    checkOpen();
+    Subpool sub = new Subpool(this, name, capacity, nonblocking, maxWaiting);
+    addSubpool(sub);
+    if (isShutdown()) { // a shutdown that ran between our check and our add did not see it
+      sub.shutdown();
+      checkOpen();
+    }
+    return sub;
+  }
+
+  void addSubpool(Subpool s) {
+    synchronized (subpools) {
+      subpools.put(s, Boolean.TRUE);
+    }
+  }
+
+  /** Whether a subpool has not terminated yet. */
+  boolean hasSubpools() {
+    synchronized (subpools) {
+      return !subpools.isEmpty();
+    }
+  }
+
+  private List<Subpool> subpools() {
+    synchronized (subpools) {
+      return new ArrayList<>(subpools.keySet());
+    }
+  }
+
+  /** Part of shutdown: subpools shut down first, so their accepted work still reaches this pool. */
+  private void shutdownSubpools() {
+    for (Subpool s : subpools()) {
+      s.shutdown();
+    }
+  }
+
+  /** Part of shutdownNow: each subpool hands back its own work first. */
+  private List<Runnable> shutdownNowSubpools() {
+    List<Runnable> tasks = new ArrayList<>();
+    for (Subpool s : subpools()) {
+      tasks.addAll(s.shutdownNow());
+    }
+    return tasks;
+  }
+
+  /** A subpool terminated: it no longer holds this pool open. */
+  void subpoolTerminated(Subpool s) {
+    synchronized (subpools) {
+      if (s.isTerminated()) { // not if a reboot reopened it since: it holds this pool open again
+        subpools.remove(s);
+      }
+    }
+    tryTerminate();
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -358,7 +461,7 @@ abstract class SeatPool extends AbstractWorkerPool {
     for (WaitingLine.Entry e : line.close()) {
       LockSupport.unpark(e.caller);
     }
-    cancelDelayed();
+    timers.close();
     drainLine();
     afterShutdown();
     tryTerminate();
@@ -373,7 +476,7 @@ abstract class SeatPool extends AbstractWorkerPool {
    */
   List<Runnable> shutdownLine() {
     List<Runnable> tasks = shutdownNowSubpools();
-    stopping = true;
+    accounting.stopping = true;
     shutdown();
     for (WaitingLine.Entry e : line.drain()) {
       if (e.caller != null) {
@@ -385,21 +488,25 @@ abstract class SeatPool extends AbstractWorkerPool {
     return tasks;
   }
 
-  @Override
-  boolean stopping() {
-    return stopping;
-  }
-
-  /** Terminates if shut down with no seat held, no subpool open, nothing in line and quiescent. */
-  @Override
+  /**
+   * Terminates if shut down with no seat held, no subpool open, nothing in line and quiescent.
+   *
+   * <p>The last checks, the state change and the read of this generation's {@code termination} are
+   * one step under the line's lock, as is a reboot's reopening: so a reboot that races the end of
+   * termination either comes after it (and installs a fresh generation that only its own
+   * termination completes) or finds the pool not terminated, and a caller whose first checks saw an
+   * earlier generation cannot terminate a later one.
+   */
   void tryTerminate() {
     if (state.state() != RunState.SHUTDOWN || state.seats() != 0 || hasSubpools()
         || !quiescent()) {
       return;
     }
-    if (line.terminateIfEmpty(state::terminate)) {
+    CompletableFuture<Void> ended = line.terminateIfEmpty(
+        () -> !hasSubpools() && quiescent() && state.terminate() ? termination : null);
+    if (ended != null) {
       terminated();
-      termination.countDown();
+      ended.complete(null);
     }
   }
 
@@ -422,7 +529,15 @@ abstract class SeatPool extends AbstractWorkerPool {
 
   /** Waits for the terminated state, not for the threads (see the pool's override). */
   boolean awaitTerminated(long timeout, TimeUnit unit) throws InterruptedException {
-    return termination.await(timeout, unit);
+    CompletableFuture<Void> t = termination;
+    try {
+      t.get(timeout, unit);
+      return true;
+    } catch (TimeoutException notYet) {
+      return false;
+    } catch (ExecutionException never) {
+      throw new AssertionError(never); // completed only normally
+    }
   }
 
   @Override
@@ -432,10 +547,12 @@ abstract class SeatPool extends AbstractWorkerPool {
         throw new IllegalStateException(describe() + " is not terminated");
       }
       beforeReboot();
-      termination = new CountDownLatch(1);
-      stopping = false;
-      line.reopen();
-      state.reopen();
+      accounting.stopping = false;
+      timers.reopen();
+      line.reopen(() -> {
+        termination = new CompletableFuture<>();
+        state.reopen();
+      });
     }
   }
 

@@ -4,14 +4,13 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.List;
 import java.util.Objects;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.Consumer;
+import java.util.function.Function;
 
 /**
  * The serial lane behind {@link WorkerPool#newSerialExecutor()}.
@@ -47,7 +46,7 @@ final class SerialLane implements SerialExecutor {
   /** The lane's carrier: drains the lane; handed back as the lane's queued tasks. */
   static final TaskKind KIND = new TaskKind() {
     @Override
-    void run(Object arg, AbstractWorkerPool pool, Worker worker) {
+    void run(Object arg, Accounting accounting, Worker worker) {
       ((SerialLane) arg).drain(worker);
     }
 
@@ -55,7 +54,7 @@ final class SerialLane implements SerialExecutor {
     void handBack(Object arg, List<Runnable> out) {
       SerialLane lane = (SerialLane) arg;
       lane.handBackQueued(out);
-      lane.scheduled.set(false);
+      lane.unschedule();
     }
 
     @Override
@@ -69,34 +68,41 @@ final class SerialLane implements SerialExecutor {
     }
   };
 
-  private static final VarHandle DELAYED;
+  private static final VarHandle TIMERS;
 
   static {
     try {
-      DELAYED = MethodHandles.lookup().findVarHandle(SerialLane.class, "delayed", Set.class);
+      TIMERS = MethodHandles.lookup().findVarHandle(SerialLane.class, "timers", Timers.class);
     } catch (ReflectiveOperationException e) {
       throw new ExceptionInInitializerError(e);
     }
   }
 
-  private final AbstractWorkerPool pool;
+  private final SeatPool pool;
+  private final Accounting accounting;
   private final ConcurrentLinkedQueue<Runnable> queue = new ConcurrentLinkedQueue<>();
   private final AtomicBoolean scheduled = new AtomicBoolean();
   /** Pending delayed tasks, for close(); made on first use, since most lanes never schedule. */
-  private volatile Set<DelayedTask<?>> delayed;
+  private volatile Timers timers;
   private final Object admission = new Object();
-  private final Consumer<DelayedTask<?>> enterWhenDue = task -> {
-    try {
-      enter(task);
-    } catch (RejectedExecutionException terminated) {
-      task.cancel(false); // the pool terminated before the task came due
+  /**
+   * A due delayed task enters the lane as admitted work; its handle takes it back out of the queue.
+   * Null if the lane closed before it came due, and throws if the pool terminated: the timer then
+   * completes cancelled.
+   */
+  private final Function<DelayedTask<?>, TaskHandle> enterWhenDue = task -> {
+    enter(task);
+    if (this.closed && withdraw(task)) {
+      return null;
     }
+    return new QueuedTask(task);
   };
   private volatile boolean admitted;
   private volatile boolean closed;
 
-  SerialLane(AbstractWorkerPool pool) {
+  SerialLane(SeatPool pool) {
     this.pool = pool;
+    this.accounting = pool.accounting;
   }
 
   @Override
@@ -107,11 +113,13 @@ final class SerialLane implements SerialExecutor {
       synchronized (admission) {
         if (!admitted) {
           admit(task);
+          refuseIfClosed(task);
           return;
         }
       }
     }
     enter(task);
+    refuseIfClosed(task);
   }
 
   @Override
@@ -120,12 +128,25 @@ final class SerialLane implements SerialExecutor {
     checkOpen();
     admitted = true;
     enter(task);
+    refuseIfClosed(task);
+  }
+
+  /**
+   * Publish, then check, against {@link #close}: the task is in the queue; if the lane closed
+   * meanwhile, the task is taken back and refused, unless close (or the carrier) already took it,
+   * in which case it was withdrawn as a pending task (or ran). Either way none stays in a closed
+   * lane's queue, counted as accepted and never run.
+   */
+  private void refuseIfClosed(Runnable task) {
+    if (closed && withdraw(task)) {
+      throw pool.laneClosed();
+    }
   }
 
   /** Under {@code admission}: the lane's first dispatch, in the caller's mode. */
   private void admit(Runnable task) {
     queue.offer(task);
-    pool.accepted(); // before the hand-off: no snapshot shows it completed first
+    accounting.accepted(); // before the hand-off: no snapshot shows it completed first
     if (!scheduled.compareAndSet(false, true)) {
       return; // a due delayed task holds a place for the lane already: this task rides along
     }
@@ -154,14 +175,14 @@ final class SerialLane implements SerialExecutor {
     if (!queue.remove(task)) {
       return false;
     }
-    pool.withdrawn();
+    accounting.withdrawn();
     return true;
   }
 
   /** Admitted work: queue it and make sure the lane is dispatched. */
   private void enter(Runnable task) {
     queue.offer(task);
-    pool.accepted();
+    accounting.accepted();
     try {
       scheduleAdmitted();
     } catch (RejectedExecutionException terminated) {
@@ -172,7 +193,7 @@ final class SerialLane implements SerialExecutor {
     }
     if (pool.isTerminated() && withdraw(task)) {
       // The pool terminated between checkOpen and our offer, while another call held the lane.
-      throw new PoolClosedException("pool '" + pool.name() + "' is shut down");
+      throw pool.closed();
     }
   }
 
@@ -190,7 +211,7 @@ final class SerialLane implements SerialExecutor {
 
   private void checkOpen() {
     if (closed) {
-      throw new RejectedExecutionException("serial lane of pool '" + pool.name() + "' is closed");
+      throw pool.laneClosed();
     }
     pool.checkOpen();
   }
@@ -210,7 +231,7 @@ final class SerialLane implements SerialExecutor {
           continue;
         }
         if (closed) {
-          pool.withdrawn();
+          discard(t);
           continue;
         }
         runOne(t);
@@ -227,7 +248,7 @@ final class SerialLane implements SerialExecutor {
   private void runOne(Runnable t) {
     boolean returned = false;
     try {
-      pool.runCounted(t);
+      accounting.run(t);
       returned = true;
     } finally {
       if (!returned) {
@@ -250,8 +271,8 @@ final class SerialLane implements SerialExecutor {
     Objects.requireNonNull(unit, "unit must not be null");
     checkOpen();
     // Not an admission: the task takes no thread until it is due, and is admitted work then.
-    return new DelayedTask<Void>(task, 0, enterWhenDue, pool.delayed, delayedSet())
-        .start(delay <= 0 ? 0 : unit.toNanos(delay));
+    return startTimer(new DelayedTask<Void>(task, 0, enterWhenDue, pool.timers, timers()),
+        delay <= 0 ? 0 : unit.toNanos(delay));
   }
 
   @Override
@@ -271,18 +292,31 @@ final class SerialLane implements SerialExecutor {
       TimeUnit unit, String what, int sign) {
     long signedPeriod = DelayedTask.checkPeriodic(task, period, unit, what, sign);
     checkOpen();
-    return new DelayedTask<Void>(task, signedPeriod, enterWhenDue, pool.delayed, delayedSet())
-        .start(initialDelay <= 0 ? 0 : unit.toNanos(initialDelay));
+    return startTimer(new DelayedTask<Void>(task, signedPeriod, enterWhenDue, pool.timers, timers()),
+        initialDelay <= 0 ? 0 : unit.toNanos(initialDelay));
   }
 
-  private Set<DelayedTask<?>> delayedSet() {
-    Set<DelayedTask<?>> set = delayed;
-    if (set == null) {
-      // Not under `admission`: a first dispatch may hold it for as long as a thread factory blocks.
-      Set<DelayedTask<?>> made = ConcurrentHashMap.newKeySet();
-      set = DELAYED.compareAndSet(this, null, made) ? made : delayed;
+  /** Starts a timer of this lane, or refuses it if the lane or the pool closed (also if racing). */
+  private DelayedTask<Void> startTimer(DelayedTask<Void> task, long delayNanos) {
+    DelayedTask<Void> started = task.start(delayNanos);
+    if (started == null) {
+      checkOpen();
+      throw pool.laneClosed(); // the lane closed after our check
     }
-    return set;
+    return started;
+  }
+
+  private Timers timers() {
+    Timers t = timers;
+    if (t == null) {
+      // Not under `admission`: a first dispatch may hold it for as long as a thread factory blocks.
+      Timers made = new Timers();
+      t = TIMERS.compareAndSet(this, null, made) ? made : timers;
+      if (closed) {
+        t.close(); // publish, then check: a close that found no timers to close
+      }
+    }
+    return t;
   }
 
   @Override
@@ -296,20 +330,75 @@ final class SerialLane implements SerialExecutor {
       return;
     }
     closed = true;
-    Set<DelayedTask<?>> timers = delayed;
-    if (timers != null) {
-      for (DelayedTask<?> d : timers) {
-        d.cancel(false);
+    Timers t = timers;
+    if (t != null) {
+      t.close();
+    }
+    for (Runnable r; (r = queue.poll()) != null; ) {
+      discard(r); // cancelled: it never ran and no longer counts as accepted
+    }
+    leaveLine();
+  }
+
+  /** A pending task of a closed lane: withdrawn from the counts, and its future (a timer) ends. */
+  private void discard(Runnable t) {
+    accounting.withdrawn();
+    if (t instanceof Future<?> f) {
+      f.cancel(false);
+    }
+  }
+
+  /**
+   * With nothing left to run, the lane gives up its place in the pool's line, so that waiting and
+   * maxWaiting count only live work (a carrier that a worker already took just finds the queue
+   * empty). Only a dispatched lane can have a place: an idle lane takes no line lock.
+   */
+  private void leaveLine() {
+    if (scheduled.get() && queue.isEmpty() && pool.withdrawCarrier(this)) {
+      unschedule();
+    }
+  }
+
+  /**
+   * Clears {@code scheduled} after the lane's place was taken back, then looks at the queue once
+   * more (publish, then check): a task offered meanwhile saw the lane dispatched and relied on it.
+   */
+  private void unschedule() {
+    scheduled.set(false);
+    if (!queue.isEmpty()) {
+      try {
+        scheduleAdmitted();
+      } catch (RejectedExecutionException terminated) {
+        // nothing can run them any more; shutdownNow or close account for them
       }
     }
-    while (queue.poll() != null) {
-      pool.withdrawn(); // cancelled: it never ran and no longer counts as accepted
+  }
+
+  /** The handle of a due delayed task in this lane's queue: cancelling takes it back out. */
+  private final class QueuedTask implements TaskHandle {
+    private final Runnable task;
+    private volatile boolean cancelled;
+
+    QueuedTask(Runnable task) {
+      this.task = task;
     }
-    // With nothing left to run, the lane gives up its place in the pool's line, so that waiting
-    // and maxWaiting count only live work. A carrier a worker already took finds the queue empty.
-    // Only a dispatched lane can have a place: the usual close (an idle lane) takes no line lock.
-    if (scheduled.get() && queue.isEmpty() && pool.withdrawCarrier(this)) {
-      scheduled.set(false);
+
+    @Override
+    public boolean cancel() {
+      if (!queue.remove(task)) {
+        return false; // it started, or close or shutdownNow took it
+      }
+      cancelled = true;
+      accounting.withdrawn();
+      if (queue.isEmpty()) {
+        leaveLine(); // the lane's only pending task: its place in line goes too
+      }
+      return true;
+    }
+
+    @Override
+    public boolean isCancelled() {
+      return cancelled;
     }
   }
 

@@ -97,10 +97,14 @@ public final class ShardedPool extends AbstractWorkerPool {
   @Override
   TaskHandle enqueue(TaskKind kind, Object arg, Mode mode) {
     int first = pick();
-    for (int i = 0; i < shards.length; i++) {
-      BoundedPool shard = shards[(first + i) % shards.length];
-      if (shard.hasFreeSeat()) { // a hint only: the shard still decides
-        return shard.enqueue(kind, arg, mode);
+    if (shards.length > 1 && mode != Mode.ADMITTED) {
+      // Every shard is offered the task before it waits or is rejected in the first one: a free
+      // seat anywhere takes it (guarantee 14), as the probe does for execute.
+      for (int i = 0; i < shards.length; i++) {
+        TaskHandle h = shards[(first + i) % shards.length].tryEnqueue(kind, arg);
+        if (h != null) {
+          return h;
+        }
       }
     }
     return shards[first].enqueue(kind, arg, mode);
@@ -128,6 +132,11 @@ public final class ShardedPool extends AbstractWorkerPool {
     for (BoundedPool p : shards) {
       p.checkOpen();
     }
+  }
+
+  @Override
+  PoolClosedException closed() {
+    return shards[0].closed();
   }
 
   @Override
@@ -194,12 +203,12 @@ public final class ShardedPool extends AbstractWorkerPool {
     for (BoundedPool p : shards) {
       p.shutdown();
     }
-    cancelDelayed();
+    timers.close();
   }
 
   @Override
   public List<Runnable> shutdownNow() {
-    cancelDelayed();
+    timers.close();
     List<Runnable> all = new ArrayList<>();
     for (BoundedPool p : shards) {
       all.addAll(p.shutdownNow());
@@ -246,6 +255,13 @@ public final class ShardedPool extends AbstractWorkerPool {
     for (BoundedPool p : shards) {
       p.reboot();
     }
+    timers.reopen();
+  }
+
+  /** Not supported: shards terminate one by one, so a subpool could outlive the shard it needs. */
+  @Override
+  public WorkerPool newSubpool(String name, int capacity) {
+    return newSubpool(name, capacity, isNonblocking(), 0);
   }
 
   /** Not supported: shards terminate one by one, so a subpool could outlive the shard it needs. */
@@ -253,64 +269,6 @@ public final class ShardedPool extends AbstractWorkerPool {
   public WorkerPool newSubpool(String name, int capacity, boolean nonblocking, int maxWaiting) {
     throw new UnsupportedOperationException("a sharded pool has no subpools; make a subpool of one"
         + " pool instead (pool '" + this.name + "')");
-  }
-
-  @Override
-  int defaultMaxWaiting() {
-    return shards[0].maxWaiting;
-  }
-
-  // Tasks, lanes and handles all live on the shards, which count and withdraw them; these are
-  // never reached through the sharded pool itself.
-
-  @Override
-  void accepted() {
-    throw new AssertionError("tasks are counted by their shard");
-  }
-
-  @Override
-  void withdrawn() {
-    throw new AssertionError("tasks are counted by their shard");
-  }
-
-  @Override
-  boolean withdraw(WaitingLine.Entry e) {
-    throw new AssertionError("entries belong to a shard");
-  }
-
-  @Override
-  boolean withdrawCarrier(SerialLane lane) {
-    throw new AssertionError("lanes belong to a shard");
-  }
-
-  @Override
-  void taskCompleted() {
-    throw new AssertionError("tasks are counted by their shard");
-  }
-
-  @Override
-  void taskFailed(Throwable failure) {
-    throw new AssertionError("tasks are counted by their shard", failure);
-  }
-
-  @Override
-  boolean hasWaiters() {
-    for (BoundedPool p : shards) {
-      if (p.hasWaiters()) {
-        return true;
-      }
-    }
-    return false;
-  }
-
-  @Override
-  boolean stopping() {
-    return shards[0].stopping();
-  }
-
-  @Override
-  void tryTerminate() {
-    // each shard terminates by itself
   }
 
   @Override

@@ -30,7 +30,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * gives its seat back. shutdownNow finds the subpool's tasks there.
  *
  * <p><b>Termination.</b> The parent terminates only after its subpools
- * ({@link AbstractWorkerPool#hasSubpools}); so while a subpool has a seated task or an entry in line, its
+ * ({@link SeatPool#hasSubpools}); so while a subpool has a seated task or an entry in line, its
  * parent has not terminated and still takes the subpool's admitted work.
  */
 final class Subpool extends SeatPool {
@@ -38,7 +38,7 @@ final class Subpool extends SeatPool {
   /** A forwarded task of a subpool, as the parent queues and runs it. */
   static final TaskKind KIND = new TaskKind() {
     @Override
-    void run(Object arg, AbstractWorkerPool pool, Worker worker) {
+    void run(Object arg, Accounting accounting, Worker worker) {
       Seat s = (Seat) arg;
       s.subpool().run(s, worker);
     }
@@ -104,13 +104,12 @@ final class Subpool extends SeatPool {
     }
   }
 
-  final AbstractWorkerPool parent;
+  final SeatPool parent;
   private final Set<Seat> seated = ConcurrentHashMap.newKeySet();
   private final AtomicInteger running = new AtomicInteger();
 
-  Subpool(AbstractWorkerPool parent, String name, int capacity, boolean nonblocking,
-      int maxWaiting) {
-    super(name, capacity, nonblocking, maxWaiting);
+  Subpool(SeatPool parent, String name, int capacity, boolean nonblocking, int maxWaiting) {
+    super(name, capacity, nonblocking, maxWaiting, new Accounting(parent.accounting));
     this.parent = parent;
   }
 
@@ -132,33 +131,33 @@ final class Subpool extends SeatPool {
     Seat s = (Seat) e;
     boolean counted = s.kind.countsAsTask();
     if (counted) {
-      accepted(); // before the hand-off: no snapshot shows it completed first
+      accounting.accepted(); // before the hand-off: no snapshot shows it completed first
     }
     boolean placed;
     try {
       placed = forward(s, mode);
     } catch (RuntimeException | Error refused) {
       if (counted) {
-        withdrawn();
+        accounting.withdrawn();
       }
-      counters.rejected.increment();
+      accounting.rejected();
       throw refused;
     }
     if (placed) {
       return true;
     }
     if (counted) {
-      withdrawn();
+      accounting.withdrawn();
     }
     if (mode == Mode.PROBE) {
       return false;
     }
-    counters.rejected.increment();
+    accounting.rejected();
     if (mode == Mode.TRY) {
       return false;
     }
     throw new PoolOverloadedException(describe() + " is overloaded: its parent "
-        + describe(parent) + " has every seat taken (capacity " + parent.capacity() + ")");
+        + parent.describe() + " has every seat taken (capacity " + parent.capacity() + ")");
   }
 
   @Override
@@ -217,11 +216,11 @@ final class Subpool extends SeatPool {
     }
     running.incrementAndGet();
     try {
-      s.kind.run(s.arg, this, worker);
+      s.kind.run(s.arg, accounting, worker);
     } finally {
       running.decrementAndGet();
       s.finish();
-      if (stopping && !parent.stopping()) {
+      if (accounting.stopping && !parent.accounting.stopping()) {
         Thread.interrupted(); // our shutdownNow's interrupt was for this task, not the next
       }
       release(s);
@@ -262,41 +261,9 @@ final class Subpool extends SeatPool {
     return false;
   }
 
-  // ---------------------------------------------------------------------------------------------
-  // Counting: in this subpool and in its parent
-
-  @Override
-  void accepted() {
-    counters.submitted.increment();
-    parent.accepted();
-  }
-
-  @Override
-  void withdrawn() {
-    counters.submitted.decrement();
-    parent.withdrawn();
-  }
-
-  @Override
-  void taskCompleted() {
-    counters.completed.increment();
-    parent.taskCompleted();
-  }
-
-  @Override
-  void taskFailed(Throwable failure) {
-    counters.failed.increment();
-    parent.taskFailed(failure); // the parent's failure handler
-  }
-
   @Override
   boolean hasWaiters() {
     return line.size() > 0 || parent.hasWaiters();
-  }
-
-  @Override
-  boolean stopping() {
-    return stopping || parent.stopping();
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -305,11 +272,6 @@ final class Subpool extends SeatPool {
   @Override
   public Duration maxIdle() {
     return parent.maxIdle();
-  }
-
-  @Override
-  int defaultMaxWaiting() {
-    return maxWaiting;
   }
 
   @Override
@@ -339,11 +301,7 @@ final class Subpool extends SeatPool {
 
   @Override
   String describe() {
-    return "subpool '" + name + "' of " + describe(parent);
-  }
-
-  private static String describe(AbstractWorkerPool pool) {
-    return pool instanceof SeatPool sp ? sp.describe() : "pool '" + pool.name() + "'";
+    return "subpool '" + name + "' of " + parent.describe();
   }
 
   @Override

@@ -11,10 +11,10 @@ import java.util.function.Consumer;
 abstract class TaskKind {
 
   /**
-   * Runs the argument on the current worker and counts what it ran under {@code pool}: the pool
-   * that accepted it (the worker's own, or a subpool's).
+   * Runs the argument on the current worker and counts what it ran under {@code accounting}: that
+   * of the pool that accepted it (the worker's own; a subpool's task counts under its subpool).
    */
-  abstract void run(Object arg, AbstractWorkerPool pool, Worker worker);
+  abstract void run(Object arg, Accounting accounting, Worker worker);
 
   /** Adds to {@code out} what the argument would have run; part of {@code shutdownNow()}. */
   abstract void handBack(Object arg, List<Runnable> out);
@@ -33,8 +33,8 @@ abstract class TaskKind {
   /** A plain {@link Runnable}: counted as one task, handed back as itself. */
   static final TaskKind RUNNABLE = new TaskKind() {
     @Override
-    void run(Object arg, AbstractWorkerPool pool, Worker worker) {
-      pool.runCounted((Runnable) arg);
+    void run(Object arg, Accounting accounting, Worker worker) {
+      accounting.run((Runnable) arg);
     }
 
     @Override
@@ -47,8 +47,8 @@ abstract class TaskKind {
   static TaskKind of(Consumer<Object> function) {
     return new TaskKind() {
       @Override
-      void run(Object arg, AbstractWorkerPool pool, Worker worker) {
-        pool.runCounted(function, arg);
+      void run(Object arg, Accounting accounting, Worker worker) {
+        accounting.run(function, arg);
       }
 
       @Override

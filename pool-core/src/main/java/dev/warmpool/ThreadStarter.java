@@ -15,19 +15,21 @@ import java.util.concurrent.atomic.AtomicInteger;
  * started threads that {@code shutdownNow} interrupts and {@code awaitTermination} joins.
  *
  * <h2>Hostile factories</h2>
- * A factory may throw, return null, return a thread that was already started, or block. The first
- * two fail the start. A thread that cannot be started ({@code start()} throws) fails it only if the
- * worker has not begun to run: a factory that started the thread itself may be running the worker
- * already, and then the start counts as a success ({@link Worker#abandon} decides, once). A blocking
- * factory blocks only the caller that needed the thread.
+ * A factory may throw, return null, return a thread that was already started, or block. Each of
+ * the first three fails the start only if the worker has not begun to run: a factory may have
+ * started the thread itself before it threw, returned null, or handed back the started thread, and
+ * then the worker runs and the start counts as a success ({@link Worker#abandon} decides, once), so
+ * a task is never both rejected and run and a slot is never given back twice. A blocking factory
+ * blocks only the thread that called it; the {@link Engine} calls it holding no token.
  *
- * <h2>Never on the timer thread</h2>
- * The shared timer thread must run no user code, and a factory is user code. A start needed there
- * is handed to {@link #ASYNC}, a small cached pool of our own daemon threads, so that one pool's slow
- * factory delays neither other pools' timers nor any cleaner.
+ * <h2>Never on the timer thread or a worker</h2>
+ * The shared timer thread must run no user code, and a factory is user code; a worker must not wait
+ * for one while it holds a task. A start needed there is handed to {@link #ASYNC}, a small cached
+ * pool of our own daemon threads, so that one pool's slow factory delays neither other pools'
+ * timers nor any cleaner.
  */
 final class ThreadStarter {
-  /** Runs worker starts that were needed on the timer thread; its threads run no user task. */
+  /** Runs worker starts that were needed on the timer thread or a worker; runs no user task. */
   static final Executor ASYNC = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 10, TimeUnit.SECONDS,
       new SynchronousQueue<>(), r -> {
         Thread t = new Thread(r, "warmpool-starter");
@@ -88,11 +90,18 @@ final class ThreadStarter {
         throw new NullPointerException("thread factory returned null");
       }
     } catch (Throwable failure) {
-      w.abandon();
-      release();
-      return failure;
+      if (w.abandon()) {
+        release();
+        return failure;
+      }
+      // The factory started the thread and then failed: the worker runs, so this is a success.
+      // It records its own thread right after winning its life CAS; wait those few instructions.
+      while (w.thread == null) {
+        Thread.onSpinWait();
+      }
+      return launched(w);
     }
-    w.thread = t;
+    w.offerThread(t);
     started.add(w);
     try {
       t.start();
@@ -104,6 +113,11 @@ final class ThreadStarter {
       }
       // The factory started the thread itself and it is running our worker: a success.
     }
+    return launched(w);
+  }
+
+  private Throwable launched(Worker w) {
+    started.add(w);
     counters.workersStarted.increment();
     prune();
     return null;

@@ -5,7 +5,7 @@ import java.lang.invoke.VarHandle;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.locks.ReentrantLock;
-import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
 
 /**
  * The FIFO line of work waiting for a seat: callers blocked in {@code execute} (an entry with a
@@ -60,10 +60,10 @@ final class WaitingLine {
     /** The kind under which an entry travels through the run queue: it runs unless withdrawn. */
     static final TaskKind KIND = new TaskKind() {
       @Override
-      void run(Object arg, AbstractWorkerPool pool, Worker worker) {
+      void run(Object arg, Accounting accounting, Worker worker) {
         Entry e = (Entry) arg;
         if (STATE.compareAndSet(e, TAKEN, STARTED)) {
-          e.kind.run(e.arg, pool, worker);
+          e.kind.run(e.arg, accounting, worker);
         }
       }
 
@@ -76,7 +76,7 @@ final class WaitingLine {
       }
     };
 
-    final AbstractWorkerPool pool;
+    final SeatPool pool;
     final TaskKind kind;
     final Object arg;
     final Thread caller;
@@ -86,7 +86,7 @@ final class WaitingLine {
     Entry prev;
     Entry next;
 
-    Entry(AbstractWorkerPool pool, TaskKind kind, Object arg, Thread caller, int state) {
+    Entry(SeatPool pool, TaskKind kind, Object arg, Thread caller, int state) {
       this.pool = pool;
       this.kind = kind;
       this.arg = arg;
@@ -261,28 +261,33 @@ final class WaitingLine {
   }
 
   /**
-   * Runs {@code terminate} and marks the line terminated if the line is empty and {@code terminate}
-   * returns true; atomic with respect to offers.
+   * If the line is empty, runs {@code terminate}, atomic with respect to offers and to
+   * {@link #reopen}; if that returns non-null, marks the line terminated (nothing may join) and
+   * returns what it returned.
    */
-  boolean terminateIfEmpty(BooleanSupplier terminate) {
+  <T> T terminateIfEmpty(Supplier<T> terminate) {
     lock.lock();
     try {
-      if (size != 0 || !terminate.getAsBoolean()) {
-        return false;
+      if (size != 0) {
+        return null;
       }
-      terminated = true;
-      return true;
+      T done = terminate.get();
+      if (done != null) {
+        terminated = true;
+      }
+      return done;
     } finally {
       lock.unlock();
     }
   }
 
-  /** Reopens the line after the pool rebooted. */
-  void reopen() {
+  /** Reopens the line after the pool rebooted, running {@code reopen} under the same lock. */
+  void reopen(Runnable reopen) {
     lock.lock();
     try {
       closed = false;
       terminated = false;
+      reopen.run();
     } finally {
       lock.unlock();
     }

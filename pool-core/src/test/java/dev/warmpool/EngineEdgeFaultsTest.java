@@ -733,10 +733,12 @@ class EngineEdgeFaultsTest {
   }
 
   // ---------------------------------------------------------------------------------------------
-  // Guarantee 7 (suspected in issue 11): a periodic task runs no more after shutdown returns
+  // Guarantee 7 (suspected in issue 11): a periodic task runs no more after shutdown returns, but
+  // for a run that was due already (version 3: a due timer is an accepted task and runs under
+  // shutdown; only the timer not yet due is cancelled)
 
   @Test
-  void periodicTaskStartsNoRunAfterShutdownReturns_guarantee7() throws Exception {
+  void periodicTaskStartsAtMostItsDueRunAfterShutdownReturns_guarantee7() throws Exception {
     for (int round = 0; round < 100; round++) {
       WorkerPool pool = fixture.pool("periodic-", b -> b.capacity(2));
       AtomicBoolean shutdownReturned = new AtomicBoolean();
@@ -770,7 +772,7 @@ class EngineEdgeFaultsTest {
 
       assertThat(pool.awaitTermination(5, SECONDS)).as("round %d: terminated", round).isTrue();
       assertThat(lateStarts.get()).as("round %d: runs started after shutdown returned (%d runs"
-          + " then, %d now)", round, atReturn, runs.get()).isZero();
+          + " then, %d now)", round, atReturn, runs.get()).isLessThanOrEqualTo(1);
       assertThat(future.isCancelled()).as("round %d: future cancelled", round).isTrue();
     }
   }

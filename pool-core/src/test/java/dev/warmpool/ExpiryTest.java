@@ -310,11 +310,11 @@ class ExpiryTest {
 
     eventually().untilAsserted(() -> assertThat(pool.stats().workers()).isZero());
     awaitNoThreadsOf(pool.name());
-    long runs = pool.cleaner.runs.sum();
+    long runs = pool.engine.cleaner.runs.sum();
     assertThat(runs).as("cleaner runs that retired the workers").isPositive();
 
     Thread.sleep(500); // ten times maxIdle: a cleaner still scheduled would have run by now
-    assertThat(pool.cleaner.runs.sum()).isEqualTo(runs);
+    assertThat(pool.engine.cleaner.runs.sum()).isEqualTo(runs);
   }
 
   @Test
@@ -326,12 +326,12 @@ class ExpiryTest {
     BoundedPool pool = (BoundedPool) fixture.pool("rare",
         b -> b.capacity(2).maxIdle(maxIdle).ticker(ticker));
     long start = System.nanoTime();
-    long runsBefore = pool.cleaner.runs.sum();
+    long runsBefore = pool.engine.cleaner.runs.sum();
     for (int i = 0; i < 200; i++) { // about a second of one task per 5 ms
       pool.execute(() -> { });
       LockSupport.parkNanos(5_000_000);
     }
-    long runs = pool.cleaner.runs.sum() - runsBefore;
+    long runs = pool.engine.cleaner.runs.sum() - runsBefore;
     long elapsedMaxIdles = (System.nanoTime() - start) / maxIdle.toNanos() + 1;
 
     // The design allows at most 16 runs per maxIdle while workers wind down; a hot pool with

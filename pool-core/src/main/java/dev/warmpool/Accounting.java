@@ -1,0 +1,116 @@
+package dev.warmpool;
+
+import java.util.function.Consumer;
+
+/**
+ * Counts the tasks of one pool and routes their failures: what {@link PoolStats#submitted()},
+ * {@code completed} and {@code failed} say, and who hears of a task that threw. A subpool's accounting
+ * chains to its parent's, so its tasks count in both and fail to the parent's handler.
+ *
+ * <p>It also runs a task ({@link #run(Runnable)}), since running and counting the outcome are one
+ * step; lanes, subpools and the engine all run tasks through it. The worker counters of
+ * {@link PoolCounters} are the engine's to move.
+ */
+final class Accounting {
+  final PoolCounters counters = new PoolCounters();
+  /** The parent pool's accounting, for a subpool; else null. */
+  private final Accounting parent;
+  /** The failure handler set on the builder, or null for the thread's uncaught-exception handler. */
+  private final Thread.UncaughtExceptionHandler failureHandler;
+  /** Set by shutdownNow: running tasks were interrupted on purpose, so the interrupt is kept. */
+  volatile boolean stopping;
+
+  Accounting(Thread.UncaughtExceptionHandler failureHandler) {
+    this.parent = null;
+    this.failureHandler = failureHandler;
+  }
+
+  /** A subpool's accounting: counts in {@code parent} too and fails to its handler. */
+  Accounting(Accounting parent) {
+    this.parent = parent;
+    this.failureHandler = null;
+  }
+
+  /** One more task accepted; before its hand-off, so no snapshot shows it completed first. */
+  void accepted() {
+    for (Accounting a = this; a != null; a = a.parent) {
+      a.counters.submitted.increment();
+    }
+  }
+
+  /** A task withdrawn (by its handle, a closing lane, a refusal after acceptance) leaves submitted. */
+  void withdrawn() {
+    for (Accounting a = this; a != null; a = a.parent) {
+      a.counters.submitted.decrement();
+    }
+  }
+
+  /** One rejection, counted where it happened only. */
+  void rejected() {
+    counters.rejected.increment();
+  }
+
+  /** Whether a shutdownNow of this pool or an ancestor interrupted running tasks on purpose. */
+  boolean stopping() {
+    for (Accounting a = this; a != null; a = a.parent) {
+      if (a.stopping) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Runs the task on the current worker and counts the outcome. */
+  void run(Runnable task) {
+    clearStaleInterrupt();
+    try {
+      task.run();
+    } catch (Throwable t) {
+      failed(t);
+      return;
+    }
+    completed();
+  }
+
+  /** Runs a {@link FuncPool}'s function on the current worker and counts the outcome. */
+  void run(Consumer<Object> function, Object arg) {
+    clearStaleInterrupt();
+    try {
+      function.accept(arg);
+    } catch (Throwable t) {
+      failed(t);
+      return;
+    }
+    completed();
+  }
+
+  private void clearStaleInterrupt() {
+    if (!stopping()) {
+      Thread.interrupted(); // a stale interrupt must not leak into the next task
+    }
+  }
+
+  private void completed() {
+    for (Accounting a = this; a != null; a = a.parent) {
+      a.counters.completed.increment();
+    }
+  }
+
+  /**
+   * Counts the failure up the chain and passes it to the root pool's failure handler (default: the
+   * thread's uncaught-exception handler). If the handler throws, so does this: the worker exits.
+   */
+  private void failed(Throwable t) {
+    Accounting a = this;
+    for (;; a = a.parent) {
+      a.counters.failed.increment();
+      if (a.parent == null) {
+        break;
+      }
+    }
+    Thread self = Thread.currentThread();
+    Thread.UncaughtExceptionHandler h = a.failureHandler != null
+        ? a.failureHandler : self.getUncaughtExceptionHandler();
+    h.uncaughtException(self, t);
+  }
+}

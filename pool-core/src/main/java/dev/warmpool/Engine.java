@@ -1,0 +1,571 @@
+package dev.warmpool;
+
+import java.util.List;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * The worker loop and the wake-up protocol of a pool, end to end: how an accepted task reaches a
+ * worker (run queue, spinners, the idle stack, thread starts) and what a worker does between tasks
+ * (take, spin, park, finish, retire). {@link Worker} is the thread and calls {@link #runWorker}, as
+ * {@code ThreadPoolExecutor.Worker.run} calls {@code runWorker}. What the engine needs from the pool
+ * above it (seats, the waiting line, the run state) is the small {@link Host} role.
+ *
+ * <h2>Seats and the run queue</h2>
+ * A task reaches the engine holding a seat ({@link #place}); it waits in the run queue until a worker
+ * takes it, and gives its seat back when it finishes ({@link #finishTask}). Seats bound queued plus
+ * running tasks by the capacity, so the queue never overflows. A worker that finishes a task hands
+ * its seat to the head of the waiting line, if any, and runs that entry next; else it takes the next
+ * task from the queue before it thinks of parking, so a stream of tasks is carried by the workers
+ * already running.
+ *
+ * <h2>Signal only when needed</h2>
+ * After Go's scheduler ({@code wakep}, {@code nmspinning}). {@link #spinning} counts workers spinning
+ * plus workers being woken to spin. After queueing a task ({@link #signalWork}): if some worker
+ * spins, nobody is woken; else the count is taken (0 to 1) and handed to the most recently parked
+ * worker, which is unparked; else, with nobody idle, a new worker is started. A woken spinner that
+ * finds work wakes the next one if it was the last spinner and tasks remain ({@link #foundWork}). So
+ * about one wake-up is in flight per burst. Three publish-then-check pairs, each a volatile write
+ * followed by a volatile read on both sides, make sure no wake-up is lost:
+ * <ul>
+ *   <li>producer: publish in the queue, read the spinner count / spinner: drop the count, read the
+ *       queue;</li>
+ *   <li>waker: give the count back, read the idle stack / parking worker: push itself, read the
+ *       queue;</li>
+ *   <li>producer: publish, reserve a slot / exiting worker: release its slot, read the queue.</li>
+ * </ul>
+ *
+ * <h2>Thread starts hold no token</h2>
+ * A thread factory is user code and may block, so nobody calls it while holding the spinner count:
+ * a blocked factory must delay only the task that needs its thread, never one an idle or running
+ * worker could take (guarantee 12). A start for a queued task holds only {@link #starting}, which
+ * says "a new worker is on its way and will look at the queue": while it is held, producers start
+ * no second worker (one start in flight, as one wake-up), but still wake idle workers. The new
+ * worker takes the spinner count itself when it first runs and only then opens {@code starting}
+ * (take, then open: no window where neither is held), then reads the queue. Whoever wins the
+ * worker's life CAS ({@link Worker#abandon}) releases it: the worker when it runs, the starter when
+ * the start failed. Workers themselves never call the factory: a start they need (a spinner that
+ * found work, a worker that parks or exits) and any start needed on the timer thread is handed to
+ * {@link #background}, so a worker that holds a task never waits for a factory.
+ *
+ * <p>A new task also starts a worker directly, with the task as its first (as
+ * {@code ThreadPoolExecutor} does), when nobody spins, nobody is idle and a slot is free: the thread
+ * is needed anyway, the factory then blocks only the caller that needs it, and a failure rejects that
+ * one task at its own call.
+ *
+ * <h2>Idle, retire, exit</h2>
+ * A worker that found nothing pushes itself on the {@link IdleStack} and parks until whoever pops it
+ * writes its signal ({@link Worker.Wake}): WAKE to spin, RETIRE to exit. Whoever retires a worker
+ * gives its slot back at once, before the thread even wakes, so an idle nonblocking pool never
+ * rejects because a worker is expiring. The {@link Cleaner} retires the stale bottom of the stack;
+ * shutdown retires every idle worker; a shrinking resize retires idle surplus now and busy surplus
+ * after its task.
+ */
+final class Engine {
+
+  /** What the engine needs from the pool above it: its seats, waiting line and run state. */
+  interface Host {
+    /** The current capacity: the bound on seats and on worker slots. */
+    int capacity();
+
+    /** Whether the pool accepts new tasks (not shut down). */
+    boolean isRunning();
+
+    /** Whether work waits in the waiting line for a seat. */
+    boolean hasWaiters();
+
+    /**
+     * Passes the seat of a task that just finished to the head of the waiting line; returns that
+     * entry (now TAKEN, its caller woken), or null if nobody waits or the pool is over capacity.
+     */
+    WaitingLine.Entry passSeat();
+
+    /** Gives one seat back, serves the line with it, and terminates the pool if it may. */
+    void releaseSeat();
+
+    /** Seats held now: tasks queued or running. */
+    int seats();
+
+    /** Terminates the pool if it is shut down and nothing holds it any more. */
+    void tryTerminate();
+  }
+
+  /** How an idle worker waits for its signal; the model check replaces the park. */
+  interface Parking {
+    Worker.Wake await(Worker w);
+  }
+
+  /** What a worker does after its task. */
+  enum AfterTask {
+    /** It was handed the seat of its task for the head of the waiting line: run that entry. */
+    RUN_NEXT,
+    /** Its seat is given back: take the next task, spin, or park. */
+    LOOK_FOR_WORK,
+    /** It is surplus after a shrinking resize: exit. */
+    EXIT
+  }
+
+  /** At most this many idle workers spin at once: more would take the CPU from busy threads. */
+  static final int MAX_SPINNERS = Math.max(1, Runtime.getRuntime().availableProcessors() / 2);
+  /** Spin iterations before parking: a few microseconds, well under a park/unpark round trip. */
+  static final int SPINS = Runtime.getRuntime().availableProcessors() > 1 ? 1 << 9 : 0;
+  /** How long after a worker failed to start a start is tried again. */
+  private static final long START_RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+
+  private final Host host;
+  private final Accounting accounting;
+  private final PoolCounters counters;
+  final RunQueue runQueue;
+  final IdleStack idle;
+  private final ThreadStarter starter;
+  final Cleaner cleaner;
+  private final SharedTimer timer;
+  /** Where starts that may not run on the calling thread go (workers, the timer thread). */
+  private final Executor background;
+  private final Parking parking;
+  private final int spins;
+  final Ticker ticker;
+
+  /** Workers spinning now, plus workers being woken to spin. */
+  private final AtomicInteger spinning = new AtomicInteger();
+  /** A worker started for queued tasks has not yet looked at the queue (see class notes). */
+  private final AtomicBoolean starting = new AtomicBoolean();
+  /** A background start is submitted and has not begun yet. */
+  private final AtomicBoolean backgroundPending = new AtomicBoolean();
+  /** Serializes trimming surplus workers, so two trims do not both retire the same surplus. */
+  private final Object trimLock = new Object();
+  private final SharedTimer.Task startRetry = new SharedTimer.Task() {
+    @Override
+    void fire() {
+      startInBackground();
+    }
+  };
+
+  Engine(Host host, Accounting accounting, int capacity, long maxIdleNanos, Ticker ticker,
+      ThreadStarter starter, SharedTimer timer, Executor background, Parking parking, int spins) {
+    this.host = host;
+    this.accounting = accounting;
+    this.counters = accounting.counters;
+    this.ticker = ticker;
+    this.idle = new IdleStack(capacity);
+    this.runQueue = new RunQueue(capacity);
+    this.starter = starter;
+    this.timer = timer;
+    this.background = background;
+    this.parking = parking;
+    this.spins = spins;
+    this.cleaner = new Cleaner(this, maxIdleNanos, timer);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Producer side
+
+  /**
+   * Hands a task that holds a seat to a worker: starts one for it directly if nobody spins, nobody
+   * is idle and a slot is free, else queues it and signals.
+   *
+   * @return null if placed; the start failure if a direct start failed and {@code mayFail} (the
+   *     caller then rejects the task, whose seat is still held); a failed start of admitted work
+   *     ({@code mayFail} false) queues the task and retries the start later instead
+   */
+  Throwable place(TaskKind kind, Object arg, boolean mayFail) {
+    boolean inline = ThreadStarter.mayStartHere();
+    if (spinning.get() == 0 && idle.size() == 0 && inline
+        && starter.tryReserve(host.capacity())) {
+      Throwable failure = startWorker(new Worker(this, kind, arg));
+      if (failure == null) {
+        return null;
+      }
+      if (mayFail) {
+        return failure;
+      }
+      scheduleStartRetry(); // admitted work is never rejected: it waits for a worker
+    }
+    runQueue.offer(kind, arg);
+    signalWork(inline);
+    return null;
+  }
+
+  /** Queues a task that holds a seat (a line entry handed a seat) and signals. */
+  void queue(TaskKind kind, Object arg) {
+    runQueue.offer(kind, arg);
+    signalWork(ThreadStarter.mayStartHere());
+  }
+
+  /**
+   * Makes sure a worker will look at the queue: nothing if one spins; else takes the spinner count
+   * and wakes the top idle worker; else starts one (on this thread only if {@code inline}).
+   */
+  private void signalWork(boolean inline) {
+    for (;;) {
+      if (spinning.get() != 0 || runQueue.isEmpty()) {
+        return;
+      }
+      if (idle.size() != 0) {
+        if (!spinning.compareAndSet(0, 1)) {
+          return; // somebody spins now, and reads the queue after its count change
+        }
+        Worker w = idle.pop();
+        if (w != null) {
+          w.wake(Worker.Wake.WAKE); // the spinner count goes with it
+          return;
+        }
+        spinning.decrementAndGet();
+        // Give the count back, then check the stack: a worker that pushed itself after our pop
+        // saw our count and relied on us.
+        continue;
+      }
+      // Nobody spins and nobody is idle. If every slot is taken, every worker is running (each
+      // reads the queue after its task) or about to park (it reads the queue after its push) or
+      // exiting (it reads the queue after its release): nobody to wake or start.
+      if (starter.workers() >= host.capacity() || starting.get()) {
+        return; // a worker on its way reads the queue after it opens `starting`
+      }
+      if (!inline) {
+        startInBackground();
+        return;
+      }
+      if (!starting.compareAndSet(false, true)) {
+        return;
+      }
+      if (!starter.tryReserve(host.capacity())) {
+        starting.set(false); // then check again: a slot may have come free meanwhile
+        continue;
+      }
+      Worker w = new Worker(this, null, null);
+      w.opensStarting = true; // before the factory sees it: a factory may start it at once
+      Throwable failure = startWorker(w);
+      if (failure == null) {
+        return; // the worker opens `starting`, then reads the queue
+      }
+      starting.set(false);
+      scheduleStartRetry(); // the task stays queued: admitted, never rejected after acceptance
+      if (idle.size() == 0) {
+        return;
+      }
+    }
+  }
+
+  /** Starts a worker in a reserved slot and schedules the cleaner; returns the cause on failure. */
+  private Throwable startWorker(Worker w) {
+    Throwable failure = starter.start(w);
+    if (failure == null) {
+      cleaner.update();
+    }
+    return failure;
+  }
+
+  /** Signals from another thread, which may call the factory; retries later if none is available. */
+  private void startInBackground() {
+    if (!backgroundPending.compareAndSet(false, true)) {
+      return; // one is on its way and signals after it begins
+    }
+    try {
+      background.execute(() -> {
+        backgroundPending.set(false);
+        signalWork(true);
+      });
+    } catch (Throwable noThread) { // RejectedExecutionException, OutOfMemoryError
+      backgroundPending.set(false);
+      scheduleStartRetry();
+    }
+  }
+
+  private void scheduleStartRetry() {
+    timer.schedule(startRetry, System.nanoTime() + START_RETRY_NANOS);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Worker side
+
+  /** The worker's life: runs tasks until it must exit. Called by {@link Worker#run}. */
+  void runWorker(Worker w) {
+    boolean normal = false;
+    try {
+      boolean hasTask = w.kind != null;
+      for (;;) {
+        if (!hasTask && !findTask(w)) {
+          break;
+        }
+        runTask(w);
+        AfterTask next = finishTask(w);
+        if (next == AfterTask.EXIT) {
+          break;
+        }
+        hasTask = next == AfterTask.RUN_NEXT;
+      }
+      normal = true;
+    } finally {
+      workerExited(w, normal);
+    }
+  }
+
+  /** Runs the task in the worker's slot, counted under this pool's accounting. */
+  void runTask(Worker w) {
+    TaskKind k = w.kind;
+    Object a = w.arg;
+    w.clear();
+    k.run(a, accounting, w);
+  }
+
+  /**
+   * Takes the next task into the worker's slot: from the queue, spinning a moment, then parked on
+   * the idle stack until woken; false if the worker must exit.
+   */
+  boolean findTask(Worker w) {
+    if (w.opensStarting) {
+      // Take the count, then open: producers that saw `starting` relied on us to look.
+      w.opensStarting = false;
+      w.spinner = tryStartSpinning();
+      starting.set(false);
+    }
+    for (;;) {
+      if (takeFrom(w)) {
+        return true;
+      }
+      if (mayExitIdle()) {
+        dropSpinner(w);
+        return false;
+      }
+      if (w.spinner || (w.spinner = tryStartSpinning())) {
+        for (int i = 0; i < spins; i++) {
+          Thread.onSpinWait();
+          if (runQueue.size() != 0 && takeFrom(w)) {
+            return true;
+          }
+        }
+        dropSpinner(w);
+        // Publish (the count dropped), then check: a producer that saw this worker spinning
+        // relied on it. If work is there, spin again; if another spinner exists, it covers it.
+        if (!runQueue.isEmpty() && (w.spinner = tryStartSpinning())) {
+          continue;
+        }
+      }
+      if (!parkIdle(w)) {
+        return false;
+      }
+    }
+  }
+
+  private boolean takeFrom(Worker w) {
+    if (!runQueue.poll(w)) {
+      return false;
+    }
+    w.holdsSeat = true;
+    if (w.spinner) {
+      w.spinner = false;
+      foundWork();
+    }
+    return true;
+  }
+
+  private boolean tryStartSpinning() {
+    for (int n = spinning.get(); n < MAX_SPINNERS; n = spinning.get()) {
+      if (spinning.compareAndSet(n, n + 1)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private void dropSpinner(Worker w) {
+    if (w.spinner) {
+      w.spinner = false;
+      spinning.decrementAndGet();
+    }
+  }
+
+  /** A spinner found a task: if it was the last spinner and tasks remain, another must look. */
+  private void foundWork() {
+    if (spinning.decrementAndGet() == 0 && !runQueue.isEmpty()) {
+      signalWork(false);
+    }
+  }
+
+  /** Whether a worker that found the queue empty after shutdown may exit. */
+  private boolean mayExitIdle() {
+    if (host.isRunning() || !runQueue.isEmpty() || host.hasWaiters()) {
+      return false;
+    }
+    counters.workersStopped.increment();
+    return true;
+  }
+
+  /**
+   * Pushes the worker on the idle stack and parks it until its signal; true if woken to spin (the
+   * waker took the spinner count for it), false if retired.
+   */
+  private boolean parkIdle(Worker w) {
+    idle.push(w, ticker);
+    // Publish, then check: work queued after our last look, a shutdown that emptied the stack
+    // before our push, or a shrink that found nothing idle before it.
+    if (!runQueue.isEmpty()) {
+      signalWork(false);
+    }
+    if (!host.isRunning()) {
+      retireAllIdle();
+    } else if (starter.workers() > host.capacity()) {
+      trimSurplus();
+    }
+    return woken(w, parking.await(w));
+  }
+
+  /** What a worker does with its signal: spin (the waker took the count for it) or exit. */
+  boolean woken(Worker w, Worker.Wake signal) {
+    if (signal == Worker.Wake.WAKE) {
+      w.spinner = true;
+      return true;
+    }
+    return false;
+  }
+
+  /** Settles the seat of the task the worker just ran. */
+  AfterTask finishTask(Worker w) {
+    int capacity = host.capacity();
+    if (starter.workers() > capacity && starter.tryReleaseSurplus(capacity)) {
+      w.slotReleased = true; // surplus after a shrinking resize
+      counters.workersStopped.increment();
+      w.holdsSeat = false;
+      host.releaseSeat();
+      return AfterTask.EXIT;
+    }
+    WaitingLine.Entry e = host.passSeat();
+    if (e != null) { // the seat passes to the head of the line, and this worker runs it
+      w.kind = WaitingLine.Entry.KIND;
+      w.arg = e;
+      return AfterTask.RUN_NEXT;
+    }
+    w.holdsSeat = false;
+    host.releaseSeat();
+    return AfterTask.LOOK_FOR_WORK;
+  }
+
+  /** The worker's loop ended: normally, or because its failure handler threw. */
+  void workerExited(Worker w, boolean normal) {
+    if (!normal) {
+      counters.workersStopped.increment();
+    }
+    dropSpinner(w);
+    if (w.opensStarting) { // it exited before its first look (shutdown): open for the next start
+      w.opensStarting = false;
+      starting.set(false);
+    }
+    if (w.holdsSeat) {
+      w.holdsSeat = false;
+      host.releaseSeat();
+    }
+    w.lane = null;
+    int left = w.slotReleased ? starter.workers() : starter.release();
+    // Publish (the slot is free), then check: a producer that found no free slot relied on us.
+    if (!runQueue.isEmpty()) {
+      signalWork(false);
+    }
+    if (left == 0) {
+      cleaner.update();
+    }
+    host.tryTerminate();
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Retiring idle workers
+
+  /**
+   * Takes an idle worker's slot at once, counts why it leaves, and tells it to exit: in that order,
+   * so nobody sees it counted before its slot is free, nor its thread gone before it is counted.
+   */
+  private void retire(Worker w, LongAdder why) {
+    w.slotReleased = true;
+    starter.release();
+    why.increment();
+    w.wake(Worker.Wake.RETIRE);
+  }
+
+  /** The cleaner's work: retires the idle workers last used at or before {@code cutoff}. */
+  void retireIdleSince(long cutoff) {
+    for (Worker w : idle.removeOldest(cutoff)) {
+      retire(w, counters.workersExpired);
+    }
+  }
+
+  /** Part of shutdown: stops every idle worker now. */
+  void retireAllIdle() {
+    for (Worker w : idle.takeAll()) {
+      retire(w, counters.workersStopped);
+    }
+    host.tryTerminate();
+  }
+
+  /** Retires the oldest idle workers while there are more workers than the capacity. */
+  private void trimSurplus() {
+    synchronized (trimLock) {
+      int surplus = starter.workers() - host.capacity();
+      if (surplus > 0) {
+        for (Worker w : idle.removeOldestCount(surplus)) {
+          retire(w, counters.workersStopped);
+        }
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Resize, shutdown, stats
+
+  /** Makes room for a larger capacity; called under the pool's resize lock, before it is written. */
+  void grow(int newCapacity) {
+    idle.ensureLength(newCapacity);
+    runQueue.ensureCapacity(newCapacity);
+  }
+
+  /** After a grow: tasks the queue's growth moved may need a worker. */
+  void grown() {
+    signalWork(false);
+  }
+
+  /** After a shrink: idle surplus leaves now; busy surplus after its task ({@link #finishTask}). */
+  void shrunk() {
+    trimSurplus();
+  }
+
+  /**
+   * Part of shutdownNow: hands back the queued tasks (giving back their seats) and the queues of the
+   * lanes that workers are draining, then interrupts every worker.
+   */
+  void handBackAndInterrupt(List<Runnable> out) {
+    TaskSlot slot = new TaskSlot();
+    while (runQueue.poll(slot)) {
+      slot.kind.handBack(slot.arg, out);
+      slot.clear();
+      host.releaseSeat();
+    }
+    starter.forEachWorker(w -> {
+      SerialLane lane = w.lane;
+      if (lane != null) {
+        lane.handBackQueued(out);
+      }
+    });
+    starter.interruptAll();
+  }
+
+  /** Live workers, counted from the reservation of their slot until they exit. */
+  int workers() {
+    return starter.workers();
+  }
+
+  /** Tasks running now: seats held minus tasks still queued. */
+  int busy() {
+    return Math.max(0, host.seats() - runQueue.size());
+  }
+
+  /** Whether the host may schedule the cleaner: it runs and has workers. */
+  boolean wantsCleaner() {
+    return starter.workers() > 0 && host.isRunning();
+  }
+
+  /** Waits until every started worker thread has ended, at most until {@code deadline}. */
+  boolean joinAll(long deadline) throws InterruptedException {
+    return starter.joinAll(deadline);
+  }
+}
