@@ -4,13 +4,12 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
-import org.jetbrains.kotlinx.lincheck.LinChecker;
-import org.jetbrains.kotlinx.lincheck.annotations.Operation;
-import org.jetbrains.kotlinx.lincheck.annotations.Param;
-import org.jetbrains.kotlinx.lincheck.paramgen.IntGen;
-import org.jetbrains.kotlinx.lincheck.paramgen.LongGen;
-import org.jetbrains.kotlinx.lincheck.strategy.managed.modelchecking.ModelCheckingOptions;
-import org.jetbrains.kotlinx.lincheck.strategy.stress.StressOptions;
+import org.jetbrains.lincheck.datastructures.IntGen;
+import org.jetbrains.lincheck.datastructures.LongGen;
+import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
+import org.jetbrains.lincheck.datastructures.Operation;
+import org.jetbrains.lincheck.datastructures.Param;
+import org.jetbrains.lincheck.datastructures.StressOptions;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -184,37 +183,40 @@ public class IdleStackLincheckTest {
 
   @Test
   void pushAndPopAreLinearizableUnderModelChecking() {
-    LinChecker.check(PushPop.class, new ModelCheckingOptions()
+    new ModelCheckingOptions()
         .sequentialSpecification(Spec.class)
         .threads(3)
         .actorsPerThread(2)
         .actorsBefore(2)
         .actorsAfter(1)
         .iterations(20)
-        .invocationsPerIteration(100));
+        .invocationsPerIteration(100)
+        .check(PushPop.class);
   }
 
   @Test
   void everyOperationIsLinearizableUnderModelChecking() {
-    LinChecker.check(IdleStackLincheckTest.class, new ModelCheckingOptions()
+    new ModelCheckingOptions()
         .sequentialSpecification(Spec.class)
         .threads(3)
         .actorsPerThread(3)
         .actorsBefore(3)
         .actorsAfter(1)
         .iterations(10)
-        .invocationsPerIteration(100));
+        .invocationsPerIteration(100)
+        .check(IdleStackLincheckTest.class);
   }
 
   @Test
   void everyOperationIsLinearizableUnderStress() {
-    LinChecker.check(IdleStackLincheckTest.class, new StressOptions()
+    new StressOptions()
         .sequentialSpecification(Spec.class)
         .threads(3)
         .actorsPerThread(4)
         .actorsBefore(3)
         .actorsAfter(2)
         .iterations(20)
-        .invocationsPerIteration(2_000));
+        .invocationsPerIteration(2_000)
+        .check(IdleStackLincheckTest.class);
   }
 }

@@ -4,12 +4,11 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import org.jetbrains.kotlinx.lincheck.Actor;
-import org.jetbrains.kotlinx.lincheck.LinChecker;
-import org.jetbrains.kotlinx.lincheck.annotations.Operation;
-import org.jetbrains.kotlinx.lincheck.annotations.Validate;
 import org.jetbrains.kotlinx.lincheck.execution.ExecutionScenario;
-import org.jetbrains.kotlinx.lincheck.strategy.managed.modelchecking.ModelCheckingOptions;
-import org.jetbrains.kotlinx.lincheck.strategy.stress.StressOptions;
+import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
+import org.jetbrains.lincheck.datastructures.Operation;
+import org.jetbrains.lincheck.datastructures.StressOptions;
+import org.jetbrains.lincheck.datastructures.Validate;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -505,42 +504,43 @@ public class SignalProtocolLincheckTest {
 
   @Test
   void criticalShapesLoseNoWakeUpWithOneSpinner() {
-    LinChecker.check(OneSpinner.class, criticalShapes());
+    criticalShapes().check(OneSpinner.class);
   }
 
   @Test
   void criticalShapesLoseNoWakeUpWithTwoSpinners() {
-    LinChecker.check(TwoSpinners.class, criticalShapes());
+    criticalShapes().check(TwoSpinners.class);
   }
 
   @Test
   void oneWorkerLosesNoWakeUp() {
-    LinChecker.check(OneWorker.class, oneWorkerShape());
+    oneWorkerShape().check(OneWorker.class);
   }
 
   @Test
   void randomScenariosLoseNoWakeUpWithOneSpinner() {
-    LinChecker.check(OneSpinner.class, randomScenarios());
+    randomScenarios().check(OneSpinner.class);
   }
 
   @Test
   void randomScenariosLoseNoWakeUpWithTwoSpinners() {
-    LinChecker.check(TwoSpinners.class, randomScenarios());
+    randomScenarios().check(TwoSpinners.class);
   }
 
   @Test
   void randomScenariosLoseNoWakeUpFromAnEmptyPool() {
-    LinChecker.check(Fresh.class, randomScenarios());
+    randomScenarios().check(Fresh.class);
   }
 
   @Test
   void randomScenariosLoseNoWakeUpUnderStress() {
-    LinChecker.check(OneSpinner.class, new StressOptions()
+    new StressOptions()
         .threads(3)
         .actorsPerThread(3)
         .actorsBefore(3)
         .actorsAfter(0)
         .iterations(10)
-        .invocationsPerIteration(500));
+        .invocationsPerIteration(500)
+        .check(OneSpinner.class);
   }
 }
