@@ -549,6 +549,16 @@ final class Engine {
     starter.interruptAll();
   }
 
+  /** Workers spinning or being woken to spin; for the model check. */
+  int spinners() {
+    return spinning.get();
+  }
+
+  /** Whether a started worker has not yet opened {@code starting}; for the model check. */
+  boolean isStarting() {
+    return starting.get();
+  }
+
   /** Live workers, counted from the reservation of their slot until they exit. */
   int workers() {
     return starter.workers();

@@ -105,13 +105,21 @@ final class Worker extends TaskSlot implements Runnable {
   /** Parks until the owner that popped this worker writes a signal; returns and clears it. */
   Wake awaitSignal() {
     Wake s;
-    while ((s = signal) == null) {
+    while ((s = takeSignal()) == null) {
       LockSupport.park(this);
       // An interrupt (shutdownNow interrupts every worker) must not make park return at once
       // forever; an idle worker leaves only through its signal.
       Thread.interrupted();
     }
-    signal = null;
+    return s;
+  }
+
+  /** Returns and clears the signal, or null if none was written yet. */
+  Wake takeSignal() {
+    Wake s = signal;
+    if (s != null) {
+      signal = null;
+    }
     return s;
   }
 }

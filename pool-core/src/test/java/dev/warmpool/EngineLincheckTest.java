@@ -1,0 +1,382 @@
+package dev.warmpool;
+
+import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ThreadFactory;
+import org.jetbrains.kotlinx.lincheck.Actor;
+import org.jetbrains.kotlinx.lincheck.execution.ExecutionScenario;
+import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
+import org.jetbrains.lincheck.datastructures.Operation;
+import org.jetbrains.lincheck.datastructures.Validate;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Model check of the real {@link Engine}: its wake-up protocol ({@code place}, {@code signalWork},
+ * the spinner count, {@code starting}, {@code foundWork}) and its worker loop ({@code findTask},
+ * {@code finishTask}, {@code parkIdle}) lose no wake-up and keep seats, spinners and the idle stack
+ * exact, under every interleaving Lincheck explores.
+ *
+ * <h2>What is real and what is stubbed</h2>
+ * The engine, its {@link RunQueue}, {@link IdleStack}, {@link ThreadStarter}, {@link Cleaner} and
+ * {@link Accounting} are the production classes, called through the methods a worker thread calls.
+ * Stubbed, as {@code IdleStackLincheckTest} stubs nothing but the threads:
+ * <ul>
+ *   <li><b>Thread start.</b> The thread factory returns a thread whose {@code start()} does nothing
+ *       and records the worker; a worker's "thread" is then one Lincheck operation per slot
+ *       ({@link Model#worker0}, {@link Model#worker1}, each in its own non-parallel group, so one
+ *       Lincheck thread drives each worker as its own thread would).</li>
+ *   <li><b>Park.</b> The engine's {@link Engine.Parking} is replaced by one that returns the signal
+ *       if a waker has written it, and else throws {@link #PARKED}: the worker's step ends parked on
+ *       the idle stack, and its later steps do nothing until the signal is there, then go on as the
+ *       real {@code Worker.awaitSignal} would ({@link Engine#woken}, then {@link Engine#findTask}).</li>
+ *   <li><b>Background starts</b> (a start a worker or the timer thread needs) are queued and run by
+ *       the {@link Model#background} operation. The shared timer is a private one whose thread never
+ *       starts, so the cleaner only sits in its heap. Spinning is one iteration.</li>
+ *   <li><b>The host</b> is a pool in nonblocking mode with an empty waiting line: a real
+ *       {@link RunState} for the seats, running, never over capacity.</li>
+ * </ul>
+ * A step of a worker is: run its task and settle its seat ({@link Engine#runTask},
+ * {@link Engine#finishTask}); or look for work ({@link Engine#findTask}: take, spin, push, park);
+ * or, parked, consume its signal and look. These are the calls {@link Engine#runWorker} makes.
+ *
+ * <h2>Invariants at the end of each run ({@link Model#check})</h2>
+ * seats == queued tasks + workers holding a seat; the spinner count == spinning workers + parked
+ * workers whose WAKE signal is not yet consumed; the idle stack == parked workers without a
+ * signal; {@code starting} is held only while a started worker has not yet taken its first look;
+ * and <b>no lost wake-up</b>: if a task is queued, some worker will look at the queue (it runs a
+ * task, is looking, was woken, or a start or background start is on its way).
+ *
+ * <h2>Mutation check</h2>
+ * Each of these edits to {@code Engine}, made temporarily, failed {@code oneWorkerLosesNoWakeUp} or
+ * {@code twoWorkersLoseNoWakeUp} with "LOST WAKE-UP": removing the queue re-check after the push in
+ * {@code parkIdle}; removing the {@code continue} after giving the count back in
+ * {@code signalWork}; opening {@code starting} before the new worker takes the spinner count.
+ */
+@Timeout(600) // seconds: a hang fails the test instead of stalling the build
+@Tag("model-check")
+public class EngineLincheckTest {
+  static final int SLOTS = 2;
+  private static final Runnable TASK = () -> { };
+  /** Thrown by the stubbed park when no signal is there yet; the worker's step ends parked. */
+  static final RuntimeException PARKED = new RuntimeException("parked", null, false, false) { };
+
+  enum Phase { NEW, RUNS_TASK, LOOKS, PARKED, EXITED }
+
+  /**
+   * A thread that runs nothing, whatever starts it: the model's operations drive its worker (the
+   * model checker may schedule a started thread, so it must not run the real loop).
+   */
+  static final class ModelThread extends Thread {
+    @Override
+    public void run() {}
+  }
+
+  /** A real engine over a stub host, with its workers driven by operations. */
+  public abstract static class Model {
+    final int capacity;
+    final RunState state = new RunState();
+    final Worker[] workers = new Worker[SLOTS];
+    final Phase[] phases = {Phase.NEW, Phase.NEW};
+    final ConcurrentLinkedQueue<Runnable> background = new ConcurrentLinkedQueue<>();
+    final Engine engine;
+
+    Model(int capacity, boolean warm) {
+      this.capacity = capacity;
+      Accounting accounting = new Accounting((Thread.UncaughtExceptionHandler) null);
+      ThreadFactory factory = r -> {
+        synchronized (workers) { // the happens-before of Thread.start
+          for (int i = 0; i < SLOTS; i++) {
+            if (workers[i] == null) {
+              workers[i] = (Worker) r;
+              break;
+            }
+          }
+        }
+        return new ModelThread();
+      };
+      SharedTimer timer = new SharedTimer(loop -> new ModelThread());
+      Engine.Host host = new Engine.Host() {
+        @Override
+        public int capacity() {
+          return Model.this.capacity;
+        }
+
+        @Override
+        public boolean isRunning() {
+          return true;
+        }
+
+        @Override
+        public boolean hasWaiters() {
+          return false;
+        }
+
+        @Override
+        public WaitingLine.Entry passSeat() {
+          return null;
+        }
+
+        @Override
+        public void releaseSeat() {
+          state.releaseSeat();
+        }
+
+        @Override
+        public int seats() {
+          return state.seats();
+        }
+
+        @Override
+        public void tryTerminate() {}
+      };
+      Engine.Parking parking = w -> {
+        Worker.Wake s = w.takeSignal();
+        if (s == null) {
+          throw PARKED;
+        }
+        return s;
+      };
+      engine = new Engine(host, accounting, capacity, Long.MAX_VALUE / 4, () -> 0L,
+          new ThreadStarter(factory, accounting.counters), timer, background::add, parking, 1);
+      if (warm) { // every worker started with a task and back at the top of its loop
+        for (int i = 0; i < capacity; i++) {
+          submit();
+        }
+        for (int i = 0; i < capacity; i++) {
+          step(i);
+        }
+      }
+    }
+
+    /** A submission in nonblocking mode: take a seat, then {@code Engine.place}. */
+    @Operation
+    public void submit() {
+      if (state.tryTakeSeat(capacity, false)) {
+        Throwable failure = engine.place(TaskKind.RUNNABLE, TASK, true);
+        if (failure != null) {
+          throw new AssertionError(failure);
+        }
+      }
+    }
+
+    @Operation(nonParallelGroup = "worker0")
+    public void worker0() {
+      step(0);
+    }
+
+    @Operation(nonParallelGroup = "worker1")
+    public void worker1() {
+      step(1);
+    }
+
+    /** Runs one start handed to the background, as {@code ThreadStarter.ASYNC} would. */
+    @Operation(nonParallelGroup = "background")
+    public void background() {
+      Runnable r = background.poll();
+      if (r != null) {
+        r.run();
+      }
+    }
+
+    /** One step of the worker in {@code slot}; see the class notes. */
+    void step(int slot) {
+      Worker w;
+      synchronized (workers) {
+        w = workers[slot];
+      }
+      if (w == null) {
+        return;
+      }
+      switch (phases[slot]) {
+        case NEW -> {
+          phases[slot] = w.kind != null ? Phase.RUNS_TASK : Phase.LOOKS;
+          step(slot);
+        }
+        case RUNS_TASK -> {
+          engine.runTask(w);
+          switch (engine.finishTask(w)) {
+            case RUN_NEXT -> phases[slot] = Phase.RUNS_TASK;
+            case LOOK_FOR_WORK -> phases[slot] = Phase.LOOKS;
+            case EXIT -> exit(slot, w);
+          }
+        }
+        case LOOKS -> look(slot, w);
+        case PARKED -> {
+          Worker.Wake s = w.takeSignal();
+          if (s == null) {
+            return; // still parked
+          }
+          if (engine.woken(w, s)) {
+            look(slot, w);
+          } else {
+            exit(slot, w);
+          }
+        }
+        case EXITED -> { }
+      }
+    }
+
+    private void look(int slot, Worker w) {
+      try {
+        if (engine.findTask(w)) {
+          phases[slot] = Phase.RUNS_TASK;
+        } else {
+          exit(slot, w);
+        }
+      } catch (RuntimeException e) {
+        if (e != PARKED) {
+          throw e;
+        }
+        phases[slot] = Phase.PARKED;
+      }
+    }
+
+    private void exit(int slot, Worker w) {
+      phases[slot] = Phase.EXITED;
+      engine.workerExited(w, true);
+    }
+
+    @Validate
+    public void check() {
+      int holding = 0;
+      int spinners = 0;
+      int parkedUnsignalled = 0;
+      int unopened = 0;
+      boolean someoneLooks = !background.isEmpty();
+      for (int i = 0; i < SLOTS; i++) {
+        Worker w = workers[i];
+        if (w == null) {
+          continue;
+        }
+        Phase p = phases[i];
+        if (w.holdsSeat) {
+          holding++;
+        }
+        if (w.spinner) {
+          spinners++;
+        }
+        if (w.opensStarting) {
+          unopened++;
+        }
+        if (p == Phase.PARKED) {
+          Worker.Wake s = w.takeSignal();
+          if (s == null) {
+            parkedUnsignalled++;
+          } else {
+            if (s == Worker.Wake.WAKE) {
+              spinners++; // the waker took the count for it
+            }
+            someoneLooks = true;
+          }
+        } else if (p != Phase.EXITED) {
+          someoneLooks = true; // new, running a task, or looking: it reads the queue next
+        }
+      }
+      check(state.seats() <= capacity, "seats over capacity");
+      check(state.seats() == engine.runQueue.size() + holding, "seats != queued + held");
+      check(engine.spinners() == spinners, "spinner count != spinners + woken workers");
+      check(engine.idle.size() == parkedUnsignalled, "idle stack != parked, unwoken workers");
+      check(engine.isStarting() == (unopened > 0), "starting held without a worker to open it");
+      check(engine.runQueue.isEmpty() || someoneLooks,
+          "LOST WAKE-UP: a task is queued and nobody looks");
+    }
+
+    private void check(boolean ok, String what) {
+      if (!ok) {
+        StringBuilder s = new StringBuilder(what).append(": seats=").append(state.seats())
+            .append(" queued=").append(engine.runQueue.size())
+            .append(" spinning=").append(engine.spinners())
+            .append(" idle=").append(engine.idle.size())
+            .append(" starting=").append(engine.isStarting())
+            .append(" background=").append(background.size());
+        for (int i = 0; i < SLOTS; i++) {
+          Worker w = workers[i];
+          s.append(", worker").append(i).append(' ').append(phases[i]);
+          if (w != null) {
+            s.append(w.spinner ? " spinner" : "").append(w.holdsSeat ? " holdsSeat" : "");
+          }
+        }
+        throw new IllegalStateException(s.toString());
+      }
+    }
+  }
+
+  /** Capacity 1, its worker started and back at the top of its loop. */
+  public static class OneWorker extends Model {
+    public OneWorker() {
+      super(1, true);
+    }
+  }
+
+  /** Capacity 2, both workers started and back at the top of their loops. */
+  public static class TwoWorkers extends Model {
+    public TwoWorkers() {
+      super(2, true);
+    }
+  }
+
+  /** Capacity 2, no worker yet: starts go through {@code place} and {@code signalWork}. */
+  public static class Fresh extends Model {
+    public Fresh() {
+      super(2, false);
+    }
+  }
+
+  private static final int INVOCATIONS = 5_000;
+
+  private static Actor op(String name) {
+    try {
+      return new Actor(Model.class.getMethod(name), List.of(), false, false, false, false, false);
+    } catch (NoSuchMethodException e) {
+      throw new AssertionError(e);
+    }
+  }
+
+  private static ExecutionScenario scenario(List<Actor> init, List<List<Actor>> parallel) {
+    return new ExecutionScenario(init, parallel, List.of(), null);
+  }
+
+  @Test
+  void oneWorkerLosesNoWakeUp() {
+    // The worker found the queue empty and now spins, drops its count and parks, while a task is
+    // submitted: every check of the protocol is on this path.
+    new ModelCheckingOptions().iterations(0).invocationsPerIteration(INVOCATIONS)
+        .addCustomScenario(scenario(List.of(op("worker0")),
+            List.of(List.of(op("worker0"), op("worker0")), List.of(op("submit")))))
+        .check(OneWorker.class);
+  }
+
+  @Test
+  void twoWorkersLoseNoWakeUp() {
+    // worker0 parked; worker1 spins, drops its count and parks while a task is submitted (the
+    // queue / spinner-count pair); then both park while a task finds no idle worker and no slot
+    // (the spinner-count / idle-stack pair).
+    new ModelCheckingOptions().iterations(0).invocationsPerIteration(INVOCATIONS)
+        .addCustomScenario(scenario(List.of(op("worker0"), op("worker0")),
+            List.of(List.of(op("worker1"), op("worker1")), List.of(op("submit")))))
+        .addCustomScenario(scenario(List.of(op("worker0"), op("worker1")),
+            List.of(List.of(op("worker0")), List.of(op("worker1")), List.of(op("submit")))))
+        .check(TwoWorkers.class);
+  }
+
+  @Test
+  void startsLoseNoWakeUp() {
+    // From no worker: two submissions race, so one starts a worker with its task and the other
+    // queues and signals; the started workers take their first looks in parallel.
+    new ModelCheckingOptions().iterations(0).invocationsPerIteration(INVOCATIONS)
+        .addCustomScenario(scenario(List.of(op("submit")),
+            List.of(List.of(op("submit"), op("background")),
+                List.of(op("worker0"), op("worker0")), List.of(op("worker1"), op("worker1")))))
+        .check(Fresh.class);
+  }
+
+  @Test
+  void randomScenariosLoseNoWakeUp() {
+    ModelCheckingOptions random = new ModelCheckingOptions().threads(3).actorsPerThread(2)
+        .actorsBefore(3).actorsAfter(0).iterations(10).invocationsPerIteration(200);
+    random.check(TwoWorkers.class);
+    random.check(Fresh.class);
+  }
+}
