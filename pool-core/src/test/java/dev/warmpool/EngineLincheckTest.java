@@ -340,10 +340,10 @@ public class EngineLincheckTest {
 
   @Test
   void oneWorkerLosesNoWakeUp() {
-    // The worker found the queue empty and now spins, drops its count and parks, while a task is
+    // The worker looks for work (takes nothing, spins, drops its count, parks) while a task is
     // submitted: every check of the protocol is on this path.
     new ModelCheckingOptions().iterations(0).invocationsPerIteration(INVOCATIONS)
-        .addCustomScenario(scenario(List.of(op("worker0")),
+        .addCustomScenario(scenario(List.of(),
             List.of(List.of(op("worker0"), op("worker0")), List.of(op("submit")))))
         .check(OneWorker.class);
   }
@@ -354,10 +354,11 @@ public class EngineLincheckTest {
     // queue / spinner-count pair); then both park while a task finds no idle worker and no slot
     // (the spinner-count / idle-stack pair).
     new ModelCheckingOptions().iterations(0).invocationsPerIteration(INVOCATIONS)
-        .addCustomScenario(scenario(List.of(op("worker0"), op("worker0")),
+        .addCustomScenario(scenario(List.of(op("worker0")),
             List.of(List.of(op("worker1"), op("worker1")), List.of(op("submit")))))
-        .addCustomScenario(scenario(List.of(op("worker0"), op("worker1")),
-            List.of(List.of(op("worker0")), List.of(op("worker1")), List.of(op("submit")))))
+        .addCustomScenario(scenario(List.of(),
+            List.of(List.of(op("worker0"), op("worker0")), List.of(op("worker1"), op("worker1")),
+                List.of(op("submit")))))
         .check(TwoWorkers.class);
   }
 
