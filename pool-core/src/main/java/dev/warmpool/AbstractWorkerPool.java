@@ -93,16 +93,14 @@ abstract class AbstractWorkerPool extends AbstractExecutorService implements Wor
 
   /** Never blocks: the future's task waits in line like {@link #enqueue}'s; cancelling withdraws it. */
   private <T> Future<T> enqueueFuture(PoolFuture<T> future) {
-    future.handle = enqueue(TaskKind.RUNNABLE, future, Mode.ENQUEUE);
-    if (future.isCancelled()) {
-      future.handle.cancel(); // cancelled before the handle was known
-    }
+    future.place.bind(enqueue(TaskKind.RUNNABLE, future, Mode.ENQUEUE));
     return future;
   }
 
   /** A future whose cancellation also withdraws its task from the pool (remove on cancel). */
   private static final class PoolFuture<T> extends FutureTask<T> {
-    volatile TaskHandle handle;
+    /** Its place in the pool, known only after the hand-off, while a cancel may come first. */
+    final LateHandle place = new LateHandle();
 
     PoolFuture(Callable<T> callable) {
       super(callable);
@@ -111,9 +109,8 @@ abstract class AbstractWorkerPool extends AbstractExecutorService implements Wor
     @Override
     public boolean cancel(boolean mayInterruptIfRunning) {
       boolean cancelled = super.cancel(mayInterruptIfRunning);
-      TaskHandle h = handle;
-      if (cancelled && h != null) {
-        h.cancel();
+      if (cancelled) {
+        place.cancel();
       }
       return cancelled;
     }

@@ -53,9 +53,9 @@ final class BoundedPool extends SeatPool {
     }
 
     @Override
-    public WaitingLine.Entry passSeat() {
+    public TaskEnvelope passSeat() {
       if (line.size() > 0 && state.seats() <= capacity) {
-        WaitingLine.Entry e = line.poll();
+        TaskEnvelope e = line.poll();
         if (e != null) {
           taken(e);
           return e;
@@ -84,18 +84,18 @@ final class BoundedPool extends SeatPool {
   // Submission
 
   @Override
-  WaitingLine.Entry newEntry(TaskKind kind, Object arg, Thread caller, int state) {
-    return new WaitingLine.Entry(this, kind, arg, caller, state);
+  TaskEnvelope newEntry(TaskKind kind, Object arg, Thread caller, int state) {
+    return new TaskEnvelope(this, kind, arg, caller, state);
   }
 
   @Override
-  boolean placeEntry(WaitingLine.Entry e, Mode mode) {
-    return place(WaitingLine.Entry.KIND, e, mode, e.kind.countsAsTask());
+  boolean placeEntry(TaskEnvelope e, Mode mode) {
+    return place(TaskEnvelope.KIND, e, mode, e.kind.countsAsTask());
   }
 
   @Override
-  void handOff(WaitingLine.Entry e) {
-    engine.queue(WaitingLine.Entry.KIND, e);
+  void handOff(TaskEnvelope e) {
+    engine.queue(TaskEnvelope.KIND, e);
   }
 
   @Override

@@ -81,7 +81,7 @@ final class Engine {
      * Passes the seat of a task that just finished to the head of the waiting line; returns that
      * entry (now TAKEN, its caller woken), or null if nobody waits or the pool is over capacity.
      */
-    WaitingLine.Entry passSeat();
+    TaskEnvelope passSeat();
 
     /** Gives one seat back, serves the line with it, and terminates the pool if it may. */
     void releaseSeat();
@@ -432,9 +432,9 @@ final class Engine {
       host.releaseSeat();
       return AfterTask.EXIT;
     }
-    WaitingLine.Entry e = host.passSeat();
+    TaskEnvelope e = host.passSeat();
     if (e != null) { // the seat passes to the head of the line, and this worker runs it
-      w.kind = WaitingLine.Entry.KIND;
+      w.kind = TaskEnvelope.KIND;
       w.arg = e;
       return AfterTask.RUN_NEXT;
     }

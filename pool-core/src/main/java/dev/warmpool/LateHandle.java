@@ -12,12 +12,14 @@ final class LateHandle {
   private volatile TaskHandle handle;
   private volatile boolean cancelled;
 
-  /** Binds the handle of the latest hand-off; withdraws it at once if a cancel came first. */
-  void bind(TaskHandle h) {
+  /**
+   * Binds the handle of the latest hand-off; withdraws it at once if a cancel came first.
+   *
+   * @return whether this call withdrew the task (a cancel came first and the task had not started)
+   */
+  boolean bind(TaskHandle h) {
     handle = h;
-    if (cancelled) {
-      h.cancel();
-    }
+    return cancelled && h.cancel();
   }
 
   /**

@@ -25,7 +25,7 @@ import java.util.concurrent.locks.LockSupport;
  * A joiner links itself and then drains the line (a seat may have been freed between its try and its
  * link); a finisher gives its seat back and then drains: publish, then check, on both sides.
  */
-abstract class SeatPool extends AbstractWorkerPool {
+abstract class SeatPool extends AbstractWorkerPool implements TaskEnvelope.Owner {
   final String name;
   final boolean nonblocking;
   final int maxWaiting;
@@ -70,13 +70,13 @@ abstract class SeatPool extends AbstractWorkerPool {
   abstract boolean place(TaskKind kind, Object arg, Mode mode);
 
   /** Like {@link #place} for a task that travels with its handle; the entry is TAKEN. */
-  abstract boolean placeEntry(WaitingLine.Entry e, Mode mode);
+  abstract boolean placeEntry(TaskEnvelope e, Mode mode);
 
   /** A new handle-carrying entry of this pool. */
-  abstract WaitingLine.Entry newEntry(TaskKind kind, Object arg, Thread caller, int state);
+  abstract TaskEnvelope newEntry(TaskKind kind, Object arg, Thread caller, int state);
 
   /** A line entry was handed a seat (and its caller woken): send it on to run. */
-  abstract void handOff(WaitingLine.Entry e);
+  abstract void handOff(TaskEnvelope e);
 
   /** Whether nothing but the seats and the line keeps this pool from terminating (no workers). */
   abstract boolean quiescent();
@@ -101,11 +101,11 @@ abstract class SeatPool extends AbstractWorkerPool {
 
   @Override
   TaskHandle enqueue(TaskKind kind, Object arg, Mode mode) {
-    WaitingLine.Entry e = newEntry(kind, arg, null, WaitingLine.TAKEN);
+    TaskEnvelope e = newEntry(kind, arg, null, TaskEnvelope.QUEUED);
     if (line.size() == 0 && state.tryTakeSeat(capacity, mode == Mode.ADMITTED)) {
       placeEntry(e, mode);
     } else {
-      e.state = WaitingLine.WAITING;
+      e.state = TaskEnvelope.WAITING;
       whenFull(kind, arg, mode, e);
     }
     return e;
@@ -117,7 +117,7 @@ abstract class SeatPool extends AbstractWorkerPool {
    */
   TaskHandle tryEnqueue(TaskKind kind, Object arg) {
     if (line.size() == 0 && state.tryTakeSeat(capacity, false)) {
-      WaitingLine.Entry e = newEntry(kind, arg, null, WaitingLine.TAKEN);
+      TaskEnvelope e = newEntry(kind, arg, null, TaskEnvelope.QUEUED);
       return placeEntry(e, Mode.PROBE) ? e : null;
     }
     return null;
@@ -135,7 +135,7 @@ abstract class SeatPool extends AbstractWorkerPool {
       throw closed();
     }
     long deadline = System.nanoTime() + Math.min(nanos, Long.MAX_VALUE / 4);
-    WaitingLine.Entry e = join(newEntry(kind, arg, Thread.currentThread(), WaitingLine.WAITING),
+    TaskEnvelope e = join(newEntry(kind, arg, Thread.currentThread(), TaskEnvelope.WAITING),
         false);
     try {
       return awaitTaken(e, true, deadline);
@@ -145,7 +145,7 @@ abstract class SeatPool extends AbstractWorkerPool {
   }
 
   /** No seat was free (or the line was not empty): reject, or join the line. */
-  boolean whenFull(TaskKind kind, Object arg, Mode mode, WaitingLine.Entry handle) {
+  boolean whenFull(TaskKind kind, Object arg, Mode mode, TaskEnvelope handle) {
     if (!state.isRunning() && !(mode == Mode.ADMITTED && !state.isTerminated())) {
       throw closed();
     }
@@ -160,16 +160,16 @@ abstract class SeatPool extends AbstractWorkerPool {
       throw overloaded();
     }
     if (mode == Mode.EXECUTE) {
-      return awaitTaken(join(newEntry(kind, arg, Thread.currentThread(), WaitingLine.WAITING),
+      return awaitTaken(join(newEntry(kind, arg, Thread.currentThread(), TaskEnvelope.WAITING),
           false), false, 0L);
     }
-    join(handle != null ? handle : newEntry(kind, arg, null, WaitingLine.WAITING),
+    join(handle != null ? handle : newEntry(kind, arg, null, TaskEnvelope.WAITING),
         mode == Mode.ADMITTED);
     return true;
   }
 
   /** Puts the entry in line (or throws), then drains: a seat may have come free meanwhile. */
-  private WaitingLine.Entry join(WaitingLine.Entry e, boolean admitted) {
+  private TaskEnvelope join(TaskEnvelope e, boolean admitted) {
     switch (line.offer(e, admitted ? Integer.MAX_VALUE : maxWaiting, admitted)) {
       case FULL -> {
         accounting.rejected();
@@ -193,20 +193,20 @@ abstract class SeatPool extends AbstractWorkerPool {
    *
    * @return true if taken, false on timeout
    */
-  private boolean awaitTaken(WaitingLine.Entry e, boolean timed, long deadline) {
+  private boolean awaitTaken(TaskEnvelope e, boolean timed, long deadline) {
     // A busy worker usually finishes a tiny task within a microsecond and takes the entry at once;
     // spinning that long is much cheaper than a park/unpark round trip.
-    for (int i = 0; i < Engine.SPINS && e.state == WaitingLine.WAITING; i++) {
+    for (int i = 0; i < Engine.SPINS && e.state == TaskEnvelope.WAITING; i++) {
       Thread.onSpinWait();
     }
     boolean interrupted = false;
     try {
       for (;;) {
         int s = e.state;
-        if (s == WaitingLine.CLOSED) {
+        if (s == TaskEnvelope.CLOSED) {
           throw closed();
         }
-        if (s != WaitingLine.WAITING) {
+        if (s != TaskEnvelope.WAITING) {
           return true;
         }
         interrupted |= Thread.interrupted();
@@ -228,7 +228,7 @@ abstract class SeatPool extends AbstractWorkerPool {
           continue;
         }
         e.parked = true; // then re-check the state: a taker reads parked after writing state
-        if (e.state != WaitingLine.WAITING) {
+        if (e.state != TaskEnvelope.WAITING) {
           continue;
         }
         if (timed) {
@@ -254,7 +254,8 @@ abstract class SeatPool extends AbstractWorkerPool {
   }
 
   /** Withdraws a waiting entry through its handle; false if it is no longer waiting. */
-  boolean withdraw(WaitingLine.Entry e) {
+  @Override
+  public boolean withdraw(TaskEnvelope e) {
     if (!line.cancel(e)) {
       return false;
     }
@@ -266,7 +267,8 @@ abstract class SeatPool extends AbstractWorkerPool {
   }
 
   /** An entry that held a seat was withdrawn by its handle before a worker reached it. */
-  void withdrawnTaken(WaitingLine.Entry e) {
+  @Override
+  public void withdrawnQueued(TaskEnvelope e) {
     if (e.kind.countsAsTask()) {
       accounting.withdrawn();
     }
@@ -298,7 +300,7 @@ abstract class SeatPool extends AbstractWorkerPool {
       if (!state.tryTakeSeat(capacity, true)) { // line entries were accepted: also while shutting down
         return;
       }
-      WaitingLine.Entry e = line.poll();
+      TaskEnvelope e = line.poll();
       if (e == null) {
         state.releaseSeat();
         tryTerminate();
@@ -310,7 +312,7 @@ abstract class SeatPool extends AbstractWorkerPool {
   }
 
   /** An entry got a seat: a blocked caller's task now counts as accepted and the caller wakes. */
-  void taken(WaitingLine.Entry e) {
+  void taken(TaskEnvelope e) {
     if (e.caller != null) {
       accounting.accepted();
       if (e.parked) {
@@ -458,7 +460,7 @@ abstract class SeatPool extends AbstractWorkerPool {
     // Publish, then check, against newSubpool and a subpool's reboot (they add, then check our
     // state): one made or rebooted during the first sweep saw us open and is not in it.
     shutdownSubpools();
-    for (WaitingLine.Entry e : line.close()) {
+    for (TaskEnvelope e : line.close()) {
       LockSupport.unpark(e.caller);
     }
     timers.close();
@@ -478,7 +480,7 @@ abstract class SeatPool extends AbstractWorkerPool {
     List<Runnable> tasks = shutdownNowSubpools();
     accounting.stopping = true;
     shutdown();
-    for (WaitingLine.Entry e : line.drain()) {
+    for (TaskEnvelope e : line.drain()) {
       if (e.caller != null) {
         LockSupport.unpark(e.caller);
       } else {

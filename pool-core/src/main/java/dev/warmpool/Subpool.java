@@ -46,7 +46,7 @@ final class Subpool extends SeatPool {
     @Override
     void handBack(Object arg, List<Runnable> out) {
       Seat s = (Seat) arg;
-      if (s.transition(WaitingLine.TAKEN, WaitingLine.HANDED_BACK)) {
+      if (s.transition(TaskEnvelope.QUEUED, TaskEnvelope.HANDED_BACK)) {
         s.kind.handBack(s.arg, out);
       }
       s.subpool().release(s);
@@ -59,48 +59,18 @@ final class Subpool extends SeatPool {
   };
 
   /**
-   * A task of the subpool, in its line or holding one of its seats; also the task's handle. Beyond
-   * the line's states, a started seat moves {@code STARTED -> DONE} when it finishes, and
-   * {@code STARTED -> INTERRUPTING -> STARTED} while shutdownNow interrupts its runner; a finishing
-   * runner waits out INTERRUPTING (as {@code FutureTask} does), so an interrupt meant for this task
-   * is always delivered before it ends and can be cleared then, never leaking into a later task.
+   * A task of the subpool: its envelope (in the subpool's line, or holding one of its seats), plus
+   * its place in the parent's line, which is known only after the hand-off ({@link LateHandle}).
    */
-  static final class Seat extends WaitingLine.Entry {
-    /** Its place in the parent's line, once enqueued there; withdrawn with it. */
-    volatile TaskHandle outer;
-    /** The thread running it: written before the CAS to STARTED, which publishes it. */
-    private Thread runner;
+  static final class Seat extends TaskEnvelope {
+    final LateHandle outer = new LateHandle();
 
     Seat(Subpool pool, TaskKind kind, Object arg, Thread caller, int state) {
       super(pool, kind, arg, caller, state);
     }
 
     Subpool subpool() {
-      return (Subpool) pool;
-    }
-
-    boolean start() {
-      runner = Thread.currentThread();
-      return transition(WaitingLine.TAKEN, WaitingLine.STARTED); // false: withdrawn or handed back
-    }
-
-    void finish() {
-      // A CAS each time, not a plain write after the spin: a second shutdownNow may start another
-      // interrupt between our read of STARTED and our write, and must not find the task ended.
-      while (!transition(WaitingLine.STARTED, WaitingLine.DONE)) {
-        Thread.onSpinWait(); // INTERRUPTING: the interrupt is on its way; let it land first
-      }
-      runner = null;
-    }
-
-    void interrupt() {
-      if (transition(WaitingLine.STARTED, WaitingLine.INTERRUPTING)) {
-        try {
-          runner.interrupt();
-        } finally {
-          state = WaitingLine.STARTED;
-        }
-      }
+      return (Subpool) owner;
     }
   }
 
@@ -117,17 +87,17 @@ final class Subpool extends SeatPool {
   // Forwarding to the parent
 
   @Override
-  WaitingLine.Entry newEntry(TaskKind kind, Object arg, Thread caller, int state) {
+  TaskEnvelope newEntry(TaskKind kind, Object arg, Thread caller, int state) {
     return new Seat(this, kind, arg, caller, state);
   }
 
   @Override
   boolean place(TaskKind kind, Object arg, Mode mode) {
-    return placeEntry(new Seat(this, kind, arg, null, WaitingLine.TAKEN), mode);
+    return placeEntry(new Seat(this, kind, arg, null, TaskEnvelope.QUEUED), mode);
   }
 
   @Override
-  boolean placeEntry(WaitingLine.Entry e, Mode mode) {
+  boolean placeEntry(TaskEnvelope e, Mode mode) {
     Seat s = (Seat) e;
     boolean counted = s.kind.countsAsTask();
     if (counted) {
@@ -161,7 +131,7 @@ final class Subpool extends SeatPool {
   }
 
   @Override
-  void handOff(WaitingLine.Entry e) {
+  void handOff(TaskEnvelope e) {
     // Admitted work: never refused for load, and the parent cannot have terminated (see notes).
     forward((Seat) e, Mode.ADMITTED);
   }
@@ -183,10 +153,7 @@ final class Subpool extends SeatPool {
         if (mode != Mode.ADMITTED && parent.dispatch(KIND, s, Mode.PROBE)) {
           return true;
         }
-        TaskHandle place = parent.enqueue(KIND, s, Mode.ADMITTED);
-        s.outer = place;
-        int st = s.state;
-        if ((st == WaitingLine.CANCELLED || st == WaitingLine.HANDED_BACK) && place.cancel()) {
+        if (s.outer.bind(parent.enqueue(KIND, s, Mode.ADMITTED))) {
           release(s); // withdrawn or handed back before its place in the parent was known
         }
         return true;
@@ -203,7 +170,7 @@ final class Subpool extends SeatPool {
 
   /** The parent refused the task: takes it back, unless a shutdownNow handed it back first. */
   private boolean unplace(Seat s) {
-    boolean mine = s.transition(WaitingLine.TAKEN, WaitingLine.CLOSED);
+    boolean mine = s.transition(TaskEnvelope.QUEUED, TaskEnvelope.CLOSED);
     release(s);
     return mine;
   }
@@ -235,11 +202,10 @@ final class Subpool extends SeatPool {
   }
 
   @Override
-  void withdrawnTaken(WaitingLine.Entry e) {
-    super.withdrawnTaken(e);
+  public void withdrawnQueued(TaskEnvelope e) {
+    super.withdrawnQueued(e);
     Seat s = (Seat) e;
-    TaskHandle place = s.outer;
-    if (place != null && place.cancel()) {
+    if (s.outer.cancel()) {
       release(s); // it left the parent's line; otherwise the worker that reaches it gives the seat back
     }
   }
@@ -250,9 +216,8 @@ final class Subpool extends SeatPool {
       return true;
     }
     for (Seat s : seated) { // a closing lane's carrier may wait in the parent's line
-      if (s.arg == lane && s.transition(WaitingLine.TAKEN, WaitingLine.CANCELLED)) {
-        TaskHandle place = s.outer;
-        if (place != null && place.cancel()) {
+      if (s.arg == lane && s.transition(TaskEnvelope.QUEUED, TaskEnvelope.CANCELLED)) {
+        if (s.outer.cancel()) {
           release(s);
         }
         return true;
@@ -322,16 +287,15 @@ final class Subpool extends SeatPool {
   public List<Runnable> shutdownNow() {
     List<Runnable> tasks = shutdownLine();
     for (Seat s : seated) {
-      if (s.transition(WaitingLine.TAKEN, WaitingLine.HANDED_BACK)) {
+      if (s.transition(TaskEnvelope.QUEUED, TaskEnvelope.HANDED_BACK)) {
         s.kind.handBack(s.arg, tasks);
-        TaskHandle place = s.outer;
-        if (place != null && place.cancel()) {
+        if (s.outer.cancel()) {
           release(s); // else the parent's worker that reaches it, or forward, gives the seat back
         }
       }
     }
     for (Seat s : seated) {
-      if (s.state == WaitingLine.STARTED) {
+      if (s.state == TaskEnvelope.STARTED) {
         s.kind.handBackRunning(s.arg, tasks);
         s.interrupt();
       }

@@ -1,7 +1,5 @@
 package dev.warmpool;
 
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.locks.ReentrantLock;
@@ -15,29 +13,11 @@ import java.util.function.Supplier;
  * withdrawal O(1) and every state change atomic with the list change. {@link #size()} is a volatile
  * read so that workers and submitters can check for waiters without taking the lock.
  *
- * <p>An entry is also the {@link TaskHandle} of its task. Its states:
- * <pre>
- *   WAITING -> TAKEN      it got a seat (under the lock; it is queued for a worker or run at once)
- *   WAITING -> CANCELLED  withdrawn: its handle, a caller's timeout or interrupt (under the lock)
- *   WAITING -> CLOSED     shutdown woke its blocked caller, or shutdownNow handed its task back
- *   TAKEN   -> STARTED    a worker is about to run it (CAS)
- *   TAKEN   -> CANCELLED  withdrawn by its handle while queued; the worker that reaches it skips it
- *   TAKEN   -> HANDED_BACK  handed back by shutdownNow (CAS); the task was accepted, so a caller
- *                         still blocked on the entry returns normally (CLOSED would make it throw)
- * </pre>
+ * <p>Each entry is a {@link TaskEnvelope}; the line moves it only by the envelope's transitions
+ * that happen under the line's lock (WAITING to QUEUED, CANCELLED or CLOSED), so every state change
+ * is atomic with the list change.
  */
 final class WaitingLine {
-  static final int WAITING = 0;
-  static final int TAKEN = 1;
-  static final int STARTED = 2;
-  static final int CANCELLED = 3;
-  static final int CLOSED = 4;
-  static final int HANDED_BACK = 5;
-  /** A subpool's task finished ({@link Subpool.Seat}). */
-  static final int DONE = 6;
-  /** A subpool's shutdownNow is interrupting the task's runner ({@link Subpool.Seat}). */
-  static final int INTERRUPTING = 7;
-
   /** The outcome of {@link #offer}. */
   enum Offer {
     LINKED,
@@ -45,100 +25,9 @@ final class WaitingLine {
     REFUSED
   }
 
-  /** A place in line, and the handle of its task. */
-  static class Entry implements TaskHandle {
-    private static final VarHandle STATE;
-
-    static {
-      try {
-        STATE = MethodHandles.lookup().findVarHandle(Entry.class, "state", int.class);
-      } catch (ReflectiveOperationException e) {
-        throw new ExceptionInInitializerError(e);
-      }
-    }
-
-    /** The kind under which an entry travels through the run queue: it runs unless withdrawn. */
-    static final TaskKind KIND = new TaskKind() {
-      @Override
-      void run(Object arg, Accounting accounting, Worker worker) {
-        Entry e = (Entry) arg;
-        if (STATE.compareAndSet(e, TAKEN, STARTED)) {
-          e.kind.run(e.arg, accounting, worker);
-        }
-      }
-
-      @Override
-      void handBack(Object arg, List<Runnable> out) {
-        Entry e = (Entry) arg;
-        if (STATE.compareAndSet(e, TAKEN, HANDED_BACK)) {
-          e.kind.handBack(e.arg, out);
-        }
-      }
-    };
-
-    final SeatPool pool;
-    final TaskKind kind;
-    final Object arg;
-    final Thread caller;
-    volatile int state;
-    /** Set by the caller just before it parks, so that a taker unparks only a parked caller. */
-    volatile boolean parked;
-    Entry prev;
-    Entry next;
-
-    Entry(SeatPool pool, TaskKind kind, Object arg, Thread caller, int state) {
-      this.pool = pool;
-      this.kind = kind;
-      this.arg = arg;
-      this.caller = caller;
-      this.state = state;
-    }
-
-    @Override
-    public boolean cancel() {
-      for (;;) {
-        int s = state;
-        if (s == WAITING) {
-          if (pool.withdraw(this)) {
-            return true;
-          }
-        } else if (s == TAKEN) {
-          if (STATE.compareAndSet(this, TAKEN, CANCELLED)) {
-            pool.withdrawnTaken(this);
-            return true;
-          }
-        } else {
-          return false;
-        }
-      }
-    }
-
-    /** Moves the state from {@code from} to {@code to} atomically; false if it was not {@code from}. */
-    final boolean transition(int from, int to) {
-      return STATE.compareAndSet(this, from, to);
-    }
-
-    @Override
-    public boolean isCancelled() {
-      return state == CANCELLED;
-    }
-
-    @Override
-    public String toString() {
-      return "TaskHandle[" + switch (state) {
-        case WAITING -> "waiting";
-        case TAKEN -> "queued";
-        case STARTED, INTERRUPTING -> "started";
-        case DONE -> "done";
-        case CANCELLED -> "cancelled";
-        default -> "handed back";
-      } + "]";
-    }
-  }
-
   private final ReentrantLock lock = new ReentrantLock();
-  private Entry head;
-  private Entry tail;
+  private TaskEnvelope head;
+  private TaskEnvelope tail;
   private volatile int size;
   /** Accessed only under lock: set by shutdown; only admitted work may still join. */
   private boolean closed;
@@ -153,7 +42,7 @@ final class WaitingLine {
    * Appends the entry unless the line holds {@code bound} entries already or is closed to it
    * (closed lines take only admitted work, terminated lines nothing).
    */
-  Offer offer(Entry e, int bound, boolean admitted) {
+  Offer offer(TaskEnvelope e, int bound, boolean admitted) {
     lock.lock();
     try {
       if (terminated || (closed && !admitted)) {
@@ -169,14 +58,14 @@ final class WaitingLine {
     }
   }
 
-  /** Takes the head entry (marking it TAKEN: it now holds a seat), or returns null. */
-  Entry poll() {
+  /** Takes the head entry (now QUEUED: it holds a seat), or returns null. */
+  TaskEnvelope poll() {
     lock.lock();
     try {
-      Entry e = head;
+      TaskEnvelope e = head;
       if (e != null) {
         unlink(e);
-        e.state = TAKEN;
+        e.state = TaskEnvelope.QUEUED;
       }
       return e;
     } finally {
@@ -185,14 +74,14 @@ final class WaitingLine {
   }
 
   /** Removes a waiting entry; false if it already got a seat or left the line. */
-  boolean cancel(Entry e) {
+  boolean cancel(TaskEnvelope e) {
     lock.lock();
     try {
-      if (e.state != WAITING) {
+      if (e.state != TaskEnvelope.WAITING) {
         return false;
       }
       unlink(e);
-      e.state = CANCELLED;
+      e.state = TaskEnvelope.CANCELLED;
       return true;
     } finally {
       lock.unlock();
@@ -209,10 +98,10 @@ final class WaitingLine {
     }
     lock.lock();
     try {
-      for (Entry e = head; e != null; e = e.next) {
-        if (e.arg == arg && e.caller == null && e.state == WAITING) {
+      for (TaskEnvelope e = head; e != null; e = e.next) {
+        if (e.arg == arg && e.caller == null && e.state == TaskEnvelope.WAITING) {
           unlink(e);
-          e.state = CANCELLED;
+          e.state = TaskEnvelope.CANCELLED;
           return true;
         }
       }
@@ -223,16 +112,16 @@ final class WaitingLine {
   }
 
   /** Closes the line to new work and removes every blocked caller, marked CLOSED, for waking. */
-  List<Entry> close() {
+  List<TaskEnvelope> close() {
     lock.lock();
     try {
       closed = true;
-      List<Entry> callers = new ArrayList<>();
-      for (Entry e = head; e != null; ) {
-        Entry next = e.next;
+      List<TaskEnvelope> callers = new ArrayList<>();
+      for (TaskEnvelope e = head; e != null; ) {
+        TaskEnvelope next = e.next;
         if (e.caller != null) {
           unlink(e);
-          e.state = CLOSED;
+          e.state = TaskEnvelope.CLOSED;
           callers.add(e);
         }
         e = next;
@@ -244,14 +133,14 @@ final class WaitingLine {
   }
 
   /** Removes every remaining entry, marked CLOSED, in line order. */
-  List<Entry> drain() {
+  List<TaskEnvelope> drain() {
     lock.lock();
     try {
-      List<Entry> all = new ArrayList<>(size);
+      List<TaskEnvelope> all = new ArrayList<>(size);
       while (head != null) {
-        Entry e = head;
+        TaskEnvelope e = head;
         unlink(e);
-        e.state = CLOSED;
+        e.state = TaskEnvelope.CLOSED;
         all.add(e);
       }
       return all;
@@ -293,7 +182,7 @@ final class WaitingLine {
     }
   }
 
-  private void link(Entry e) {
+  private void link(TaskEnvelope e) {
     e.prev = tail;
     if (tail == null) {
       head = e;
@@ -304,9 +193,9 @@ final class WaitingLine {
     size++;
   }
 
-  private void unlink(Entry e) {
-    Entry p = e.prev;
-    Entry n = e.next;
+  private void unlink(TaskEnvelope e) {
+    TaskEnvelope p = e.prev;
+    TaskEnvelope n = e.next;
     if (p == null) {
       head = n;
     } else {

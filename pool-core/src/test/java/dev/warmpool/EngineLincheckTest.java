@@ -114,7 +114,7 @@ public class EngineLincheckTest {
         }
 
         @Override
-        public WaitingLine.Entry passSeat() {
+        public TaskEnvelope passSeat() {
           return null;
         }
 

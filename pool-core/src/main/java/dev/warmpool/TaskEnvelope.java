@@ -1,0 +1,186 @@
+package dev.warmpool;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.List;
+
+/**
+ * One task on its way through a pool, and its {@link TaskHandle}: a task put in the waiting line, a
+ * caller blocked there, a task enqueued with a handle, a subpool's task on its way to the parent.
+ * (A plain {@code execute} with a free seat travels without an envelope, as a kind and an argument.)
+ * This is the one place of the task state machine; every other class moves an envelope only by the
+ * transitions below.
+ *
+ * <h2>States</h2>
+ * <pre>
+ *   WAITING  -> QUEUED       it got a seat: queued for a worker or run at once (under the line's lock)
+ *   WAITING  -> CANCELLED    withdrawn from the line: its handle, a caller's timeout or interrupt
+ *                            (under the line's lock)
+ *   WAITING  -> CLOSED       shutdown woke its blocked caller, or shutdownNow took it to hand back
+ *                            (under the line's lock)
+ *   WAITING  -> EXPIRED      reserved for line deadlines: it waited too long and leaves unrun
+ *   QUEUED   -> STARTED      a worker is about to run it; the runner is recorded first (CAS)
+ *   QUEUED   -> CANCELLED    withdrawn by its handle; whoever reaches it skips it (CAS)
+ *   QUEUED   -> HANDED_BACK  handed back by shutdownNow (CAS); a caller still blocked on it returns
+ *                            normally, since the task was accepted
+ *   QUEUED   -> CLOSED       a subpool's parent refused it; its submitting call rejects it (CAS)
+ *   STARTED  -> DONE         it ran (CAS, waiting out INTERRUPTING)
+ *   STARTED  -> INTERRUPTING -> STARTED   shutdownNow interrupts its runner (the handshake below)
+ * </pre>
+ * A handle's {@link #cancel()} succeeds only from WAITING or QUEUED.
+ *
+ * <h2>The interrupt handshake</h2>
+ * An interrupt meant for this task must never reach a later task of the same thread. So an
+ * interrupter moves STARTED to INTERRUPTING, interrupts the runner, and moves back; a finishing
+ * runner waits out INTERRUPTING before it moves to DONE (as {@code FutureTask} does), and then
+ * clears an interrupt that was meant for the task it just ran.
+ */
+class TaskEnvelope implements TaskHandle {
+  static final int WAITING = 0;
+  static final int QUEUED = 1;
+  static final int STARTED = 2;
+  static final int INTERRUPTING = 3;
+  static final int DONE = 4;
+  static final int CANCELLED = 5;
+  static final int CLOSED = 6;
+  static final int HANDED_BACK = 7;
+  static final int EXPIRED = 8;
+
+  /** What a handle's cancel needs from the pool the envelope belongs to. */
+  interface Owner {
+    /** Takes a WAITING envelope out of the line; false if it is no longer waiting there. */
+    boolean withdraw(TaskEnvelope e);
+
+    /** A QUEUED envelope was cancelled by its handle: it leaves the counts (and its place). */
+    void withdrawnQueued(TaskEnvelope e);
+  }
+
+  private static final VarHandle STATE;
+
+  static {
+    try {
+      STATE = MethodHandles.lookup().findVarHandle(TaskEnvelope.class, "state", int.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
+
+  /** The kind under which an envelope travels through the run queue: it runs unless withdrawn. */
+  static final TaskKind KIND = new TaskKind() {
+    @Override
+    void run(Object arg, Accounting accounting, Worker worker) {
+      TaskEnvelope e = (TaskEnvelope) arg;
+      if (e.start()) {
+        try {
+          e.kind.run(e.arg, accounting, worker);
+        } finally {
+          e.finish();
+        }
+      }
+    }
+
+    @Override
+    void handBack(Object arg, List<Runnable> out) {
+      TaskEnvelope e = (TaskEnvelope) arg;
+      if (e.transition(QUEUED, HANDED_BACK)) {
+        e.kind.handBack(e.arg, out);
+      }
+    }
+  };
+
+  final Owner owner;
+  final TaskKind kind;
+  final Object arg;
+  /** The caller blocked in {@code execute} on this envelope, or null for a task waiting alone. */
+  final Thread caller;
+  volatile int state;
+  /** Set by the caller just before it parks, so that a taker unparks only a parked caller. */
+  volatile boolean parked;
+  /** The thread running the task: written before the CAS to STARTED, which publishes it. */
+  private Thread runner;
+  /** Links in the waiting line; accessed only under the line's lock. */
+  TaskEnvelope prev;
+  TaskEnvelope next;
+
+  TaskEnvelope(Owner owner, TaskKind kind, Object arg, Thread caller, int state) {
+    this.owner = owner;
+    this.kind = kind;
+    this.arg = arg;
+    this.caller = caller;
+    this.state = state;
+  }
+
+  /** Moves the state from {@code from} to {@code to} atomically; false if it was not {@code from}. */
+  final boolean transition(int from, int to) {
+    return STATE.compareAndSet(this, from, to);
+  }
+
+  /** QUEUED -> STARTED on the current thread; false if it was withdrawn or handed back. */
+  final boolean start() {
+    runner = Thread.currentThread();
+    return transition(QUEUED, STARTED);
+  }
+
+  /** STARTED -> DONE, after an interrupt on its way has landed. */
+  final void finish() {
+    // A CAS each time, not a plain write after the spin: a second interrupter may begin between
+    // our read of STARTED and our write, and must not find the task ended.
+    while (!transition(STARTED, DONE)) {
+      Thread.onSpinWait(); // INTERRUPTING: the interrupt is on its way; let it land first
+    }
+    runner = null;
+  }
+
+  /** Interrupts the runner if the task is running now; never a later task of that thread. */
+  final void interrupt() {
+    if (transition(STARTED, INTERRUPTING)) {
+      try {
+        runner.interrupt();
+      } finally {
+        state = STARTED;
+      }
+    }
+  }
+
+  @Override
+  public boolean cancel() {
+    for (;;) {
+      int s = state;
+      if (s == WAITING) {
+        if (owner.withdraw(this)) {
+          return true;
+        }
+      } else if (s == QUEUED) {
+        if (transition(QUEUED, CANCELLED)) {
+          owner.withdrawnQueued(this);
+          return true;
+        }
+      } else {
+        return false;
+      }
+    }
+  }
+
+  @Override
+  public boolean isCancelled() {
+    return state == CANCELLED;
+  }
+
+  /** Whether the task ran, was withdrawn, expired or was handed back. */
+  final boolean isDone() {
+    return state >= DONE;
+  }
+
+  @Override
+  public String toString() {
+    return "TaskHandle[" + switch (state) {
+      case WAITING -> "waiting";
+      case QUEUED -> "queued";
+      case STARTED, INTERRUPTING -> "started";
+      case DONE -> "done";
+      case CANCELLED -> "cancelled";
+      case EXPIRED -> "expired";
+      default -> "handed back";
+    } + "]";
+  }
+}
