@@ -14,7 +14,22 @@ import java.util.concurrent.atomic.LongAdder;
  * {@code maxIdle + maxIdle/16} plus timer latency. Runs on the timer thread: it only unparks.
  */
 final class Cleaner extends SharedTimer.Task {
-  private final Engine engine;
+  /** What the cleaner looks at and acts on: the engine's idle workers. */
+  interface Workers {
+    /** Whether the cleaner should be scheduled: the pool runs and has workers. */
+    boolean wantsCleaner();
+
+    /** The last-use time of the oldest idle worker, or {@code Long.MAX_VALUE} if none is idle. */
+    long oldestLastUsed();
+
+    /** Now, on the pool's ticker. */
+    long now();
+
+    /** Retires the idle workers last used at or before {@code cutoff}. */
+    void retireIdleSince(long cutoff);
+  }
+
+  private final Workers workers;
   private final long maxIdleNanos;
   /** Accessed only under synchronized(this). */
   private boolean scheduled;
@@ -23,8 +38,8 @@ final class Cleaner extends SharedTimer.Task {
 
   private final SharedTimer timer;
 
-  Cleaner(Engine engine, long maxIdleNanos, SharedTimer timer) {
-    this.engine = engine;
+  Cleaner(Workers workers, long maxIdleNanos, SharedTimer timer) {
+    this.workers = workers;
     this.maxIdleNanos = maxIdleNanos;
     this.timer = timer;
   }
@@ -35,7 +50,7 @@ final class Cleaner extends SharedTimer.Task {
       scheduled = false;
     }
     runs.increment();
-    engine.retireIdleSince(engine.ticker.read() - maxIdleNanos);
+    workers.retireIdleSince(workers.now() - maxIdleNanos);
     update();
   }
 
@@ -45,11 +60,11 @@ final class Cleaner extends SharedTimer.Task {
    */
   void update() {
     synchronized (this) {
-      boolean wanted = engine.wantsCleaner();
+      boolean wanted = workers.wantsCleaner();
       if (wanted && !scheduled) {
-        long oldest = engine.idle.oldestLastUsed();
+        long oldest = workers.oldestLastUsed();
         long delay = oldest == Long.MAX_VALUE
-            ? maxIdleNanos : oldest + maxIdleNanos - engine.ticker.read();
+            ? maxIdleNanos : oldest + maxIdleNanos - workers.now();
         try {
           timer.schedule(this, System.nanoTime() + Math.max(delay, maxIdleNanos / 16));
         } catch (Throwable noTimerThread) {

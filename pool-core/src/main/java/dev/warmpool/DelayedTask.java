@@ -28,7 +28,8 @@ import java.util.function.Function;
  * task and runs under {@code shutdown()}, or is handed back by {@code shutdownNow()} (guarantee 7).
  * The hand-off's handle is bound after the hand-off and a cancel may come first: {@link LateHandle}.
  */
-final class DelayedTask<V> extends FutureTask<V> implements RunnableScheduledFuture<V> {
+final class DelayedTask<V> extends FutureTask<V>
+    implements RunnableScheduledFuture<V>, Timers.Timer {
   private static final int PENDING = 0;
   private static final int DUE = 1;
   private static final int OFF = 2;
@@ -135,7 +136,7 @@ final class DelayedTask<V> extends FutureTask<V> implements RunnableScheduledFut
    * a fixed rate ({@code sign} 1) and negative for a fixed delay ({@code sign} -1).
    */
   static long checkPeriodic(Runnable task, long period, TimeUnit unit, String what, int sign) {
-    AbstractWorkerPool.requireTask(task);
+    java.util.Objects.requireNonNull(task, "task must not be null");
     java.util.Objects.requireNonNull(unit, "unit must not be null");
     if (period <= 0) {
       throw new IllegalArgumentException(what + " must be > 0, was " + period);
@@ -213,7 +214,8 @@ final class DelayedTask<V> extends FutureTask<V> implements RunnableScheduledFut
   }
 
   /** Closing an owner: cancels the task if it is not due (a due task is accepted work). */
-  void cancelIfPending() {
+  @Override
+  public void cancelIfPending() {
     if (PHASE.compareAndSet(this, PENDING, OFF)) {
       cancel(false);
     }

@@ -122,6 +122,8 @@ final class Engine {
   final IdleStack idle;
   private final ThreadStarter starter;
   final Cleaner cleaner;
+  /** The cleaner's view of the idle workers. */
+  final Cleaner.Workers idleWorkers;
   private final SharedTimer timer;
   /** Where starts that may not run on the calling thread go (workers, the timer thread). */
   private final Executor background;
@@ -157,7 +159,8 @@ final class Engine {
     this.background = background;
     this.parking = parking;
     this.spins = spins;
-    this.cleaner = new Cleaner(this, maxIdleNanos, timer);
+    this.idleWorkers = new IdleWorkers();
+    this.cleaner = new Cleaner(idleWorkers, maxIdleNanos, timer);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -510,6 +513,29 @@ final class Engine {
     }
   }
 
+  /** What the cleaner sees of this engine: the idle stack's age, and the retiring. */
+  private final class IdleWorkers implements Cleaner.Workers {
+    @Override
+    public boolean wantsCleaner() {
+      return starter.workers() > 0 && host.isRunning();
+    }
+
+    @Override
+    public long oldestLastUsed() {
+      return idle.oldestLastUsed();
+    }
+
+    @Override
+    public long now() {
+      return ticker.read();
+    }
+
+    @Override
+    public void retireIdleSince(long cutoff) {
+      Engine.this.retireIdleSince(cutoff);
+    }
+  }
+
   // ---------------------------------------------------------------------------------------------
   // Resize, shutdown, stats
 
@@ -567,11 +593,6 @@ final class Engine {
   /** Tasks running now: seats held minus tasks still queued. */
   int busy() {
     return Math.max(0, host.seats() - runQueue.size());
-  }
-
-  /** Whether the host may schedule the cleaner: it runs and has workers. */
-  boolean wantsCleaner() {
-    return starter.workers() > 0 && host.isRunning();
   }
 
   /** Waits until every started worker thread has ended, at most until {@code deadline}. */

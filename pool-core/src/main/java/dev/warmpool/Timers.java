@@ -12,21 +12,27 @@ import java.util.concurrent.ConcurrentHashMap;
  * sets the flag before it sweeps. So a schedule or a periodic re-arm that races the close is either
  * swept or sees the flag and cancels itself: no timer stays pending on a closed owner.
  *
- * <p>Only timers <em>not yet due</em> are cancelled ({@link DelayedTask#cancelIfPending}): a timer
+ * <p>Only timers <em>not yet due</em> are cancelled ({@link Timer#cancelIfPending}): a timer
  * that has fired was handed to its pool or lane as an accepted task and runs, or is handed back by
  * {@code shutdownNow}, like every other accepted task.
  */
 final class Timers {
-  private final Set<DelayedTask<?>> pending = ConcurrentHashMap.newKeySet();
+  /** A pending timer as its owner sees it ({@link DelayedTask}). */
+  interface Timer {
+    /** Cancels the timer if it is not yet due; a due timer is an accepted task and is left alone. */
+    void cancelIfPending();
+  }
+
+  private final Set<Timer> pending = ConcurrentHashMap.newKeySet();
   private volatile boolean closed;
 
   /** Publishes the timer; then the caller checks {@link #isClosed}. */
-  void register(DelayedTask<?> t) {
+  void register(Timer t) {
     pending.add(t);
   }
 
   /** The timer is done (ran its last run, or was cancelled). */
-  void forget(DelayedTask<?> t) {
+  void forget(Timer t) {
     pending.remove(t);
   }
 
@@ -37,7 +43,7 @@ final class Timers {
   /** Closes the owner's timers: cancels every one not yet due; later ones cancel themselves. */
   void close() {
     closed = true;
-    for (DelayedTask<?> t : pending) {
+    for (Timer t : pending) {
       t.cancelIfPending();
     }
   }

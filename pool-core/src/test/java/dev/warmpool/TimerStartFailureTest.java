@@ -65,7 +65,7 @@ class TimerStartFailureTest {
     PoolFixture.await(ran);
     AtomicInteger calls = new AtomicInteger();
     SharedTimer timer = new SharedTimer(failingFirst(1, calls));
-    Cleaner cleaner = new Cleaner(((BoundedPool) pool).engine, TimeUnit.HOURS.toNanos(1), timer);
+    Cleaner cleaner = new Cleaner(((BoundedPool) pool).engine.idleWorkers, TimeUnit.HOURS.toNanos(1), timer);
 
     cleaner.update(); // the caller has just started a worker: no exception may reach it
     assertThat(timer.size()).as("not scheduled after the failed start").isZero();
