@@ -23,7 +23,7 @@ final class BoundedPool extends SeatPool {
     this.maxIdleNanos = b.maxIdleNanos;
     ThreadFactory factory = b.threadFactory != null ? b.threadFactory : defaultFactory(b.daemon);
     this.engine = new Engine(new Host(), accounting, b.capacity, b.maxIdleNanos, b.ticker,
-        new ThreadStarter(factory, counters), SharedTimer.INSTANCE, ThreadStarter.ASYNC,
+        new ThreadStarter(factory), SharedTimer.INSTANCE, ThreadStarter.ASYNC,
         Worker::awaitSignal, Engine.SPINS);
   }
 
@@ -108,7 +108,7 @@ final class BoundedPool extends SeatPool {
     if (counted) {
       accounting.accepted(); // before the hand-off: no snapshot shows it completed first
     }
-    Throwable failure = engine.place(kind, arg, mode != Mode.ADMITTED);
+    Throwable failure = engine.place(kind, arg, mode == Mode.ADMITTED, mode == Mode.EXECUTE);
     if (failure == null) {
       return true;
     }
@@ -156,6 +156,11 @@ final class BoundedPool extends SeatPool {
 
   int workers() {
     return engine.workers();
+  }
+
+  /** Whether a worker is idle or spinning, so a task placed now needs no thread start; a hint. */
+  boolean hasWorkerAtHand() {
+    return engine.idle.size() > 0 || engine.spinners() > 0;
   }
 
   boolean isRunning() {

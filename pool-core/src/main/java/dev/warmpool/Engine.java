@@ -47,11 +47,16 @@ import java.util.concurrent.atomic.LongAdder;
  * worker takes the spinner count itself when it first runs and only then opens {@code starting}
  * (take, then open: no window where neither is held), then reads the queue. Whoever wins the
  * worker's life CAS ({@link Worker#abandon}) releases it: the worker when it runs, the starter when
- * the start failed. Workers themselves never call the factory: a start they need (a spinner that
- * found work, a worker that parks or exits) and any start needed on the timer thread is handed to
- * {@link #background}, so a worker that holds a task never waits for a factory.
+ * the start failed.
  *
- * <p>A new task also starts a worker directly, with the task as its first (as
+ * <p><b>Who calls the factory.</b> Only a caller of {@code execute}, the one call that may block,
+ * and only on its own thread, when that is neither a worker of any pool nor the timer thread
+ * ({@link ThreadStarter#mayStartHere}). Every other start (for {@code enqueue}, {@code submit},
+ * {@code tryExecute}, a line entry handed a seat, a spinner that found work, a worker that parks or
+ * exits, a due timer) is handed to {@link #background}: so {@code enqueue} never blocks its caller,
+ * and a worker that holds a task or a seat never waits for a factory.
+ *
+ * <p>An {@code execute} also starts a worker directly, with its task as the worker's first (as
  * {@code ThreadPoolExecutor} does), when nobody spins, nobody is idle and a slot is free: the thread
  * is needed anyway, the factory then blocks only the caller that needs it, and a failure rejects that
  * one task at its own call.
@@ -168,39 +173,42 @@ final class Engine {
 
   /**
    * Hands a task that holds a seat to a worker: starts one for it directly if nobody spins, nobody
-   * is idle and a slot is free, else queues it and signals.
+   * is idle, a slot is free and the caller may wait for a factory; else queues it and signals.
    *
-   * @return null if placed; the start failure if a direct start failed and {@code mayFail} (the
-   *     caller then rejects the task, whose seat is still held); a failed start of admitted work
-   *     ({@code mayFail} false) queues the task and retries the start later instead
+   * @param admitted whether the task is admitted work: a failed start then queues it and retries
+   *     later instead of failing
+   * @param callerMayBlock whether the caller is the one call that may block ({@code execute}): only
+   *     then is the factory called on the caller's thread, and never on a worker or the timer thread
+   * @return null if placed; the start failure if a direct start failed and the task is not
+   *     {@code admitted} (the caller then rejects the task, whose seat is still held)
    */
-  Throwable place(TaskKind kind, Object arg, boolean mayFail) {
-    boolean inline = ThreadStarter.mayStartHere();
-    if (spinning.get() == 0 && idle.size() == 0 && inline
-        && starter.tryReserve(host.capacity())) {
+  Throwable place(TaskKind kind, Object arg, boolean admitted, boolean callerMayBlock) {
+    if (callerMayBlock && spinning.get() == 0 && idle.size() == 0
+        && ThreadStarter.mayStartHere() && starter.tryReserve(host.capacity())) {
       Throwable failure = startWorker(new Worker(this, kind, arg));
       if (failure == null) {
         return null;
       }
-      if (mayFail) {
+      if (!admitted) {
         return failure;
       }
       scheduleStartRetry(); // admitted work is never rejected: it waits for a worker
     }
     runQueue.offer(kind, arg);
-    signalWork(inline);
+    signalWork(callerMayBlock);
     return null;
   }
 
   /** Queues a task that holds a seat (a line entry handed a seat) and signals. */
   void queue(TaskKind kind, Object arg) {
     runQueue.offer(kind, arg);
-    signalWork(ThreadStarter.mayStartHere());
+    signalWork(false);
   }
 
   /**
    * Makes sure a worker will look at the queue: nothing if one spins; else takes the spinner count
-   * and wakes the top idle worker; else starts one (on this thread only if {@code inline}).
+   * and wakes the top idle worker; else starts one, on this thread only if {@code inline} (the
+   * caller is an {@code execute}) and it is neither a worker nor the timer thread.
    */
   private void signalWork(boolean inline) {
     for (;;) {
@@ -227,7 +235,7 @@ final class Engine {
       if (starter.workers() >= host.capacity() || starting.get()) {
         return; // a worker on its way reads the queue after it opens `starting`
       }
-      if (!inline) {
+      if (!inline || !ThreadStarter.mayStartHere()) {
         startInBackground();
         return;
       }
@@ -238,6 +246,12 @@ final class Engine {
         starting.set(false); // then check again: a slot may have come free meanwhile
         continue;
       }
+      if (runQueue.isEmpty()) {
+        // Publish (the slot), then check: the tasks went meanwhile (a worker took them, or
+        // shutdownNow handed them back and the pool may have terminated), so no thread may start.
+        abortStart();
+        return;
+      }
       Worker w = new Worker(this, null, null);
       w.opensStarting = true; // before the factory sees it: a factory may start it at once
       Throwable failure = startWorker(w);
@@ -246,10 +260,18 @@ final class Engine {
       }
       starting.set(false);
       scheduleStartRetry(); // the task stays queued: admitted, never rejected after acceptance
+      host.tryTerminate(); // the slot it held may have been all that kept a shut-down pool open
       if (idle.size() == 0) {
         return;
       }
     }
+  }
+
+  /** Gives back a slot reserved for a start that is no longer needed. */
+  private void abortStart() {
+    starter.release();
+    starting.set(false);
+    host.tryTerminate();
   }
 
   /** Starts a worker in a reserved slot and schedules the cleaner; returns the cause on failure. */
@@ -286,6 +308,9 @@ final class Engine {
 
   /** The worker's life: runs tasks until it must exit. Called by {@link Worker#run}. */
   void runWorker(Worker w) {
+    // Counted by the worker itself, before it can count its own stop: a starter that counted it
+    // after Thread.start could lag behind a worker that found the pool shut down and exited.
+    counters.workersStarted.increment();
     boolean normal = false;
     try {
       boolean hasTask = w.kind != null;

@@ -491,7 +491,8 @@ abstract class SeatPool extends AbstractWorkerPool implements TaskEnvelope.Owner
   }
 
   /**
-   * Terminates if shut down with no seat held, no subpool open, nothing in line and quiescent.
+   * Terminates if shut down with no seat held, its timers closed, no subpool open, nothing in line
+   * and quiescent.
    *
    * <p>The last checks, the state change and the read of this generation's {@code termination} are
    * one step under the line's lock, as is a reboot's reopening: so a reboot that races the end of
@@ -500,8 +501,10 @@ abstract class SeatPool extends AbstractWorkerPool implements TaskEnvelope.Owner
    * earlier generation cannot terminate a later one.
    */
   void tryTerminate() {
-    if (state.state() != RunState.SHUTDOWN || state.seats() != 0 || hasSubpools()
-        || !quiescent()) {
+    // Not before shutdown has closed the timers: a timer it has yet to cancel would be pending on
+    // a terminated pool.
+    if (state.state() != RunState.SHUTDOWN || state.seats() != 0 || !timers.isClosed()
+        || hasSubpools() || !quiescent()) {
       return;
     }
     CompletableFuture<Void> ended = line.terminateIfEmpty(

@@ -139,6 +139,7 @@ final class SerialLane implements SerialExecutor {
    */
   private void refuseIfClosed(Runnable task) {
     if (closed && withdraw(task)) {
+      leaveLine(); // close may have seen our task and kept the lane's place: give it up now
       throw pool.laneClosed();
     }
   }
@@ -205,6 +206,11 @@ final class SerialLane implements SerialExecutor {
       } catch (RejectedExecutionException terminated) {
         scheduled.set(false);
         throw terminated;
+      }
+      if (closed) {
+        // Publish (the place in line), then check: a racing execute may have withdrawn its task
+        // from the closed lane before our place was linked, and found no place to give up.
+        leaveLine();
       }
     }
   }

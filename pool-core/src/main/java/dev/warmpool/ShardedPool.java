@@ -100,10 +100,13 @@ public final class ShardedPool extends AbstractWorkerPool {
     if (shards.length > 1 && mode != Mode.ADMITTED) {
       // Every shard is offered the task before it waits or is rejected in the first one: a free
       // seat anywhere takes it (guarantee 14), as the probe does for execute.
-      for (int i = 0; i < shards.length; i++) {
-        TaskHandle h = shards[(first + i) % shards.length].tryEnqueue(kind, arg);
-        if (h != null) {
-          return h;
+      for (int pass = 0; pass < 2; pass++) { // as in probe: shards with a worker at hand first
+        for (int i = 0; i < shards.length; i++) {
+          BoundedPool shard = shards[(first + i) % shards.length];
+          TaskHandle h = pass == 1 || shard.hasWorkerAtHand() ? shard.tryEnqueue(kind, arg) : null;
+          if (h != null) {
+            return h;
+          }
         }
       }
     }
@@ -116,12 +119,18 @@ public final class ShardedPool extends AbstractWorkerPool {
     return probe(first, kind, arg) >= 0 || shards[first].dispatchTimed(kind, arg, nanos);
   }
 
-  /** Offers the task to each shard once, starting at {@code first}; returns the taker or -1. */
+  /**
+   * Offers the task to each shard, starting at {@code first}: first to those with a worker at hand
+   * (idle or spinning), so that a task never waits for a thread start in one shard while another
+   * has a worker free, then to every shard. Returns the taker or -1.
+   */
   private int probe(int first, TaskKind kind, Object arg) {
-    for (int i = 0; i < shards.length; i++) {
-      int s = (first + i) % shards.length;
-      if (shards[s].dispatch(kind, arg, Mode.PROBE)) {
-        return s;
+    for (int pass = 0; pass < 2; pass++) {
+      for (int i = 0; i < shards.length; i++) {
+        int s = (first + i) % shards.length;
+        if ((pass == 1 || shards[s].hasWorkerAtHand()) && shards[s].dispatch(kind, arg, Mode.PROBE)) {
+          return s;
+        }
       }
     }
     return -1;
@@ -200,10 +209,10 @@ public final class ShardedPool extends AbstractWorkerPool {
 
   @Override
   public void shutdown() {
+    timers.close(); // first: the shards may terminate as soon as they are shut down
     for (BoundedPool p : shards) {
       p.shutdown();
     }
-    timers.close();
   }
 
   @Override

@@ -16,8 +16,8 @@ import java.util.List;
  *   WAITING  -> QUEUED       it got a seat: queued for a worker or run at once (under the line's lock)
  *   WAITING  -> CANCELLED    withdrawn from the line: its handle, a caller's timeout or interrupt
  *                            (under the line's lock)
- *   WAITING  -> CLOSED       shutdown woke its blocked caller, or shutdownNow took it to hand back
- *                            (under the line's lock)
+ *   WAITING  -> CLOSED       shutdown woke its blocked caller (under the line's lock)
+ *   WAITING  -> HANDED_BACK  shutdownNow took its task from the line to hand back (under the lock)
  *   WAITING  -> EXPIRED      reserved for line deadlines: it waited too long and leaves unrun
  *   QUEUED   -> STARTED      a worker is about to run it; the runner is recorded first (CAS)
  *   QUEUED   -> CANCELLED    withdrawn by its handle; whoever reaches it skips it (CAS)

@@ -8,6 +8,7 @@ import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * Starts worker threads and keeps track of them: the slot count (live workers, from reservation to
@@ -38,14 +39,12 @@ final class ThreadStarter {
       });
 
   private final ThreadFactory factory;
-  private final PoolCounters counters;
   private final AtomicInteger slots = new AtomicInteger();
   /** Workers whose thread may be alive; a worker leaves when its thread is known to have ended. */
   private final Set<Worker> started = ConcurrentHashMap.newKeySet();
 
-  ThreadStarter(ThreadFactory factory, PoolCounters counters) {
+  ThreadStarter(ThreadFactory factory) {
     this.factory = factory;
-    this.counters = counters;
   }
 
   /** Live workers, counted from the reservation of their slot until they exit. */
@@ -118,9 +117,8 @@ final class ThreadStarter {
 
   private Throwable launched(Worker w) {
     started.add(w);
-    counters.workersStarted.increment();
     prune();
-    return null;
+    return null; // the worker counts itself in workersStarted when it runs (Engine.runWorker)
   }
 
   /** Forgets workers whose thread has ended, once they clearly outnumber the live ones. */
@@ -147,20 +145,23 @@ final class ThreadStarter {
     }
   }
 
-  /** Waits until every started worker thread has ended, at most until {@code deadline}. */
+  /**
+   * Waits until every started worker thread has ended, at most until {@code deadline}. Polls the
+   * thread state with a growing pause (up to 1 ms) rather than {@code Thread.join}, which locks the
+   * thread object: a thread of a hostile factory may hold that lock and overrun the deadline.
+   */
   boolean joinAll(long deadline) throws InterruptedException {
     for (Worker w : started) {
-      Thread t = w.thread;
+      long pause = 10_000;
       while (!ended(w)) {
         long left = deadline - System.nanoTime();
         if (left <= 0) {
           return false;
         }
-        if (t.getState() == Thread.State.NEW) {
-          // A start in progress: join returns at once on an unstarted thread.
-          TimeUnit.MILLISECONDS.sleep(1);
-        } else {
-          TimeUnit.NANOSECONDS.timedJoin(t, left);
+        LockSupport.parkNanos(this, Math.min(left, pause));
+        pause = Math.min(pause * 2, 1_000_000);
+        if (Thread.interrupted()) {
+          throw new InterruptedException();
         }
       }
       started.remove(w);
@@ -168,8 +169,11 @@ final class ThreadStarter {
     return true;
   }
 
-  /** Whether the calling thread may run user code such as a factory (the timer thread may not). */
+  /**
+   * Whether the calling thread may call the factory: not the timer thread (no user code runs there)
+   * and not a worker (it holds a task, or a seat, that must not wait for a factory).
+   */
   static boolean mayStartHere() {
-    return !SharedTimer.isTimerThread();
+    return !SharedTimer.isTimerThread() && !Worker.onWorker();
   }
 }

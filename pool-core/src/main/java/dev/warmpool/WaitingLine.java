@@ -132,7 +132,10 @@ final class WaitingLine {
     }
   }
 
-  /** Removes every remaining entry, marked CLOSED, in line order. */
+  /**
+   * Removes every remaining entry in line order: a blocked caller's marked CLOSED (it wakes with
+   * {@link PoolClosedException}), a task's marked HANDED_BACK (its handle reads done).
+   */
   List<TaskEnvelope> drain() {
     lock.lock();
     try {
@@ -140,7 +143,7 @@ final class WaitingLine {
       while (head != null) {
         TaskEnvelope e = head;
         unlink(e);
-        e.state = TaskEnvelope.CLOSED;
+        e.state = e.caller != null ? TaskEnvelope.CLOSED : TaskEnvelope.HANDED_BACK;
         all.add(e);
       }
       return all;

@@ -34,6 +34,8 @@ final class Worker extends TaskSlot implements Runnable {
   private static final int RUNNING = 1;
   private static final int ABANDONED = 2;
 
+  /** Set on a thread while it runs a worker loop; read only when a thread start is needed. */
+  private static final ThreadLocal<Boolean> ON_WORKER = new ThreadLocal<>();
   private static final VarHandle LIFE;
   private static final VarHandle THREAD;
 
@@ -99,7 +101,20 @@ final class Worker extends TaskSlot implements Runnable {
       return; // abandoned: its start was reported as failed and its task went elsewhere
     }
     thread = Thread.currentThread(); // the thread that won is the one to interrupt and join
-    engine.runWorker(this);
+    ON_WORKER.set(Boolean.TRUE);
+    try {
+      engine.runWorker(this);
+    } finally {
+      ON_WORKER.remove();
+    }
+  }
+
+  /**
+   * Whether the calling thread is running a worker loop of any pool: such a thread holds a task or
+   * is about to take one, so it must never wait for a thread factory (guarantee 12).
+   */
+  static boolean onWorker() {
+    return ON_WORKER.get() != null;
   }
 
   /** Parks until the owner that popped this worker writes a signal; returns and clears it. */
