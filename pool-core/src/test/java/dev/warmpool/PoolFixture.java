@@ -254,6 +254,63 @@ final class PoolFixture implements AutoCloseable {
     }
   }
 
+  /**
+   * Samples the pools' {@code stats()} on its own thread until {@link #close()}, and remembers the
+   * first snapshot with a negative gauge or counter (guarantee 13: no counter is ever negative,
+   * also during the run). Closing stops and joins the thread and returns the violations seen.
+   */
+  static final class StatsSampler implements AutoCloseable {
+    private final List<String> violations = new CopyOnWriteArrayList<>();
+    private final AtomicLong samples = new AtomicLong();
+    private volatile boolean stop;
+    private final Thread thread;
+
+    StatsSampler(WorkerPool... pools) {
+      thread = new Thread(() -> {
+        while (!stop) {
+          for (WorkerPool p : pools) {
+            check(p.name(), p.stats());
+          }
+          samples.incrementAndGet();
+          java.util.concurrent.locks.LockSupport.parkNanos(20_000); // pacing, not synchronisation
+        }
+      }, "stats-sampler");
+      thread.setDaemon(true);
+      thread.start();
+    }
+
+    /** Checks one snapshot now (also usable from the test thread). */
+    void check(String pool, PoolStats st) {
+      long[] values = {st.capacity(), st.workers(), st.busy(), st.idle(), st.waiting(),
+          st.submitted(), st.completed(), st.failed(), st.rejected(), st.workersStarted(),
+          st.workersExpired(), st.workersStopped()};
+      for (long v : values) {
+        if (v < 0) {
+          if (violations.size() < 10) {
+            violations.add(pool + ": " + st);
+          }
+          return;
+        }
+      }
+    }
+
+    long samples() {
+      return samples.get();
+    }
+
+    /** Stops sampling and returns the negative snapshots seen (empty if none). */
+    List<String> stop() throws InterruptedException {
+      stop = true;
+      thread.join(TimeUnit.SECONDS.toMillis(10));
+      return violations;
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+      stop();
+    }
+  }
+
   /** A ticker the test moves by hand. */
   static final class ManualTicker implements Ticker {
     private final AtomicLong nanos = new AtomicLong();

@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -84,12 +85,37 @@ class ShutdownCycleStressTest {
       "blocking-0-b", "blocking-0-c", "nonblocking-a", "nonblocking-b", "nonblocking-c"})
   void everyTaskRunsOnceOrIsHandedBackOrWasNeverAcceptedAcrossCloseAndReboot(String config)
       throws Exception {
+    cycle(config, false);
+  }
+
+  /**
+   * Guarantee 9's reboot race: a rebooter thread spins on {@code isTerminated()} and calls
+   * {@code reboot()} the moment it reads true, racing the end of termination, while the controller
+   * keeps closing the pool ({@code shutdown} or {@code shutdownNow}) under the same load as above. After
+   * each reboot the pool must be running: with a task of the new generation in flight it is not shut
+   * down, not terminated, and {@code awaitTermination(0)} answers false. Every task of every
+   * generation is accounted for exactly once as above, and no counter is ever negative. Time-boxed.
+   */
+  @ParameterizedTest(name = "{0}")
+  @ValueSource(strings = {"blocking-64", "blocking-0", "nonblocking"})
+  void rebootTheMomentTerminationEndsReopensThePoolForGood(String config) throws Exception {
+    cycle(config, true);
+  }
+
+  private void cycle(String config, boolean spinReboot) throws Exception {
     String name = PoolFixture.uniqueName("cycle-stress");
     WorkerPool pool = fixture.track(WorkerPool.builder().name(name).capacity(CAPACITY)
         .nonblocking(config.startsWith("nonblocking"))
         .maxWaiting(config.startsWith("blocking-64") ? 64 : 0)
         .threadFactory(new HostileFactory(name)).build());
-    int total = SUBMITTERS * PER_SUBMITTER;
+    int perSubmitter = spinReboot ? 4 * PER_SUBMITTER : PER_SUBMITTER;
+    long deadline = System.nanoTime() + (spinReboot ? EngineStressTest.BUDGET_NANOS / 4
+        : Long.MAX_VALUE / 4);
+    int total = SUBMITTERS * perSubmitter;
+    PoolFixture.StatsSampler sampler = new PoolFixture.StatsSampler(pool);
+    AtomicInteger reboots = new AtomicInteger();
+    AtomicInteger probes = new AtomicInteger();
+    List<String> rebootFaults = Collections.synchronizedList(new ArrayList<>());
     AtomicIntegerArray runs = new AtomicIntegerArray(total);
     AtomicIntegerArray outcome = new AtomicIntegerArray(total);
     AtomicIntegerArray kinds = new AtomicIntegerArray(total);
@@ -102,6 +128,31 @@ class ShutdownCycleStressTest {
     AtomicBoolean stop = new AtomicBoolean();
     AtomicInteger cycles = new AtomicInteger();
 
+    AtomicBoolean stopRebooter = new AtomicBoolean(); // after the controller: it awaits each reboot
+    Thread rebooter = new Thread(() -> {
+      while (!stopRebooter.get()) {
+        if (!pool.isShutdown()) {
+          LockSupport.parkNanos(20_000); // pacing while open; it spins hot once a close began
+          continue;
+        }
+        if (!pool.isTerminated()) {
+          Thread.onSpinWait();
+          continue;
+        }
+        try {
+          pool.reboot(); // the moment termination reads true
+          reboots.incrementAndGet();
+        } catch (RuntimeException e) {
+          rebootFaults.add("reboot() right after isTerminated() read true threw " + e + " ("
+              + pool.stats() + ")");
+          return;
+        }
+      }
+    }, "rebooter");
+    rebooter.setDaemon(true);
+    if (spinReboot) {
+      rebooter.start();
+    }
     Thread controller = new Thread(() -> {
       ThreadLocalRandom r = ThreadLocalRandom.current();
       try {
@@ -115,6 +166,11 @@ class ShutdownCycleStressTest {
             pool.shutdown();
           } else {
             handedBack.addAll(pool.shutdownNow());
+          }
+          if (spinReboot) {
+            awaitRebootAndProbe(pool, reboots, cycles.get(), probes, rebootFaults);
+            cycles.incrementAndGet();
+            continue;
           }
           if (!pool.awaitTermination(30, TimeUnit.SECONDS)) {
             throw new AssertionError("no termination: " + pool.stats());
@@ -135,12 +191,13 @@ class ShutdownCycleStressTest {
 
     CountDownLatch done = new CountDownLatch(SUBMITTERS);
     for (int s = 0; s < SUBMITTERS; s++) {
-      int base = s * PER_SUBMITTER;
+      int base = s * perSubmitter;
       fixture.call("submitter-" + s, () -> {
         ThreadLocalRandom r = ThreadLocalRandom.current();
         SerialExecutor lane = pool.newSerialExecutor();
         try {
-          for (int i = 0; i < PER_SUBMITTER; i++) {
+          for (int i = 0; i < perSubmitter
+              && (i < PER_SUBMITTER / 2 || System.nanoTime() < deadline); i++) {
             int id = base + i;
             boolean blocks = r.nextInt(20) == 0;
             Runnable task = () -> {
@@ -173,7 +230,10 @@ class ShutdownCycleStressTest {
     PoolFixture.await(done);
     stop.set(true);
     controller.join();
+    stopRebooter.set(true);
+    rebooter.join(TimeUnit.SECONDS.toMillis(30));
     assertThat(controllerFailed.get()).isZero();
+    assertThat(rebootFaults).as("reboot races (%d reboots)", reboots.get()).isEmpty();
 
     // Settle: open or closed, the last cycle ends with a plain shutdown, so line and queue run.
     if (!pool.isShutdown()) {
@@ -217,6 +277,7 @@ class ShutdownCycleStressTest {
     }
     assertThat(wrong).as("tasks not accounted for exactly once (%d cycles)", cycles.get())
         .isEmpty();
+    assertThat(sampler.stop()).as("snapshots with a negative counter").isEmpty();
     assertThat(cycles.get()).as("close cycles").isPositive();
     assertThat(maxRunning.get()).as("tasks running at once").isLessThanOrEqualTo(CAPACITY);
 
@@ -228,7 +289,8 @@ class ShutdownCycleStressTest {
     PoolStats st = pool.stats();
     // A cancelled future that a worker had already dequeued completes as a no-op run.
     assertThat(st.completed()).as("completed (%s)", st)
-        .isBetween((long) accounted, (long) accounted + cancelledFutures);
+        .isBetween((long) accounted + probes.get(),
+            (long) accounted + probes.get() + cancelledFutures);
     assertThat(st.failed()).isZero();
     assertThat(st.submitted()).as("submitted (%s)", st)
         .isEqualTo(st.completed() + handedBack.size());
@@ -274,5 +336,278 @@ class ShutdownCycleStressTest {
       }
       default -> lane.execute(task);
     }
+  }
+
+  /**
+   * After a close, waits (at most 30 s) for the rebooter's reboot, then puts a task of the new
+   * generation in flight and checks that the pool reads running: not shut down, not terminated,
+   * {@code awaitTermination(0)} false. The probe counts as one completed task.
+   */
+  private static void awaitRebootAndProbe(WorkerPool pool, AtomicInteger reboots, int cycle,
+      AtomicInteger probes, List<String> faults) throws InterruptedException {
+    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    while (reboots.get() <= cycle) {
+      if (System.nanoTime() > until) {
+        throw new AssertionError("no reboot within 30 s of close " + cycle + ", terminated="
+            + pool.isTerminated() + ": " + pool.stats());
+      }
+      Thread.onSpinWait();
+    }
+    CountDownLatch started = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    Runnable probe = () -> {
+      started.countDown();
+      try {
+        release.await(30, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    };
+    boolean accepted = false;
+    while (!accepted) {
+      if (System.nanoTime() > until) {
+        throw new AssertionError("no probe accepted within 30 s after reboot " + cycle + ": "
+            + pool.stats());
+      }
+      try {
+        pool.enqueue(probe); // may be refused for load or a failed thread start: try again
+        accepted = true;
+      } catch (PoolClosedException closed) {
+        faults.add("after reboot " + cycle + " the pool refused a task as closed: " + closed
+            + " (" + pool.stats() + ")");
+        return;
+      } catch (RejectedExecutionException busy) {
+        Thread.yield();
+      }
+    }
+    try {
+      if (!started.await(30, TimeUnit.SECONDS)) {
+        throw new AssertionError("probe of generation " + cycle + " never started: "
+            + pool.stats());
+      }
+      if (pool.isShutdown() || pool.isTerminated() || pool.awaitTermination(0, TimeUnit.NANOSECONDS)) {
+        faults.add("after reboot " + cycle + ", with a task of the new generation running:"
+            + " isShutdown=" + pool.isShutdown() + " isTerminated=" + pool.isTerminated()
+            + " awaitTermination(0)=" + pool.awaitTermination(0, TimeUnit.NANOSECONDS) + " ("
+            + pool.stats() + ")");
+      }
+    } finally {
+      release.countDown();
+    }
+    probes.incrementAndGet();
+  }
+
+  /** A timer's task: counts its runs, and its runs after its pool's generation terminated. */
+  private static final class TimerProbe implements CancellationAware {
+    final AtomicInteger runs = new AtomicInteger();
+    final AtomicInteger cancels = new AtomicInteger();
+    final AtomicInteger lateRuns = new AtomicInteger();
+    final AtomicBoolean terminated;
+
+    TimerProbe(AtomicBoolean terminated) {
+      this.terminated = terminated;
+    }
+
+    @Override
+    public void run() {
+      if (terminated.get()) {
+        lateRuns.incrementAndGet();
+      }
+      runs.incrementAndGet();
+    }
+
+    @Override
+    public void onCancel() {
+      cancels.incrementAndGet();
+    }
+  }
+
+  private static final String[] TIMER_KINDS = {"schedule", "scheduleAtFixedRate",
+      "scheduleWithFixedDelay", "lane.schedule", "lane.scheduleAtFixedRate"};
+
+  /**
+   * Guarantees 7 and 13 for timers racing {@code shutdown()}: each round, four threads schedule
+   * one-shot, fixed-rate and fixed-delay tasks on the pool and on lanes, with delays around the moment
+   * the controller shuts the pool down. Once {@code awaitTermination} returned true: every future a
+   * call returned is done (none pending); a one-shot future that completed normally ran exactly
+   * once, and a cancelled one never ran and heard {@code onCancel} once; a periodic future ended
+   * cancelled and no run of it started after {@code awaitTermination} returned; a refused call's task
+   * never ran; and submitted == completed + failed with failed == 0. Then the pool is rebooted for
+   * the next round. Time-boxed.
+   */
+  @ParameterizedTest(name = "capacity {0}")
+  @ValueSource(ints = {1, 4})
+  void timersRacingShutdownAllEndDoneAndNoneRunsAfterTermination(int capacity) throws Exception {
+    final int schedulers = 4;
+    final int perScheduler = 16;
+    WorkerPool pool = fixture.pool("timer-shutdown-stress", b -> b.capacity(capacity)
+        .maxWaiting(64));
+    PoolFixture.StatsSampler sampler = new PoolFixture.StatsSampler(pool);
+    long deadline = System.nanoTime() + EngineStressTest.BUDGET_NANOS / 3;
+    List<String> wrong = new ArrayList<>();
+    List<AtomicBoolean> generations = new ArrayList<>();
+    List<TimerProbe> periodic = new ArrayList<>();
+    int rounds = 0;
+    long[] ends = new long[4]; // ran, cancelled one-shot, cancelled periodic, refused
+    while (System.nanoTime() < deadline && wrong.isEmpty()) {
+      rounds++;
+      int round = rounds;
+      AtomicBoolean terminated = new AtomicBoolean();
+      generations.add(terminated);
+      int n = schedulers * perScheduler;
+      TimerProbe[] tasks = new TimerProbe[n];
+      ScheduledFuture<?>[] futures = new ScheduledFuture<?>[n];
+      int[] kinds = new int[n];
+      CountDownLatch go = new CountDownLatch(1);
+      List<Thread> threads = new ArrayList<>();
+      for (int t = 0; t < schedulers; t++) {
+        int base = t * perScheduler;
+        SerialExecutor lane = pool.newSerialExecutor();
+        threads.add(new Thread(() -> {
+          ThreadLocalRandom r = ThreadLocalRandom.current();
+          PoolFixture.await(go);
+          for (int k = 0; k < perScheduler; k++) {
+            int id = base + k;
+            TimerProbe task = new TimerProbe(terminated);
+            tasks[id] = task;
+            int kind = r.nextInt(TIMER_KINDS.length);
+            kinds[id] = kind;
+            long delay = r.nextInt(1_500);
+            long period = 50 + r.nextInt(300);
+            EngineStressTest.spin(r.nextInt(100));
+            try {
+              futures[id] = switch (kind) {
+                case 0 -> pool.schedule(task, delay, TimeUnit.MICROSECONDS);
+                case 1 -> pool.scheduleAtFixedRate(task, delay, period, TimeUnit.MICROSECONDS);
+                case 2 -> pool.scheduleWithFixedDelay(task, delay, period, TimeUnit.MICROSECONDS);
+                case 3 -> lane.schedule(task, delay, TimeUnit.MICROSECONDS);
+                default -> lane.scheduleAtFixedRate(task, delay, period, TimeUnit.MICROSECONDS);
+              };
+            } catch (RejectedExecutionException refused) {
+              futures[id] = null;
+            }
+          }
+        }, "scheduler"));
+      }
+      for (Thread t : threads) {
+        t.setDaemon(true);
+        t.start();
+      }
+      go.countDown();
+      EngineStressTest.spin(ThreadLocalRandom.current().nextInt(20_000));
+      pool.shutdown();
+      if (!pool.awaitTermination(30, TimeUnit.SECONDS)) {
+        throw new AssertionError("round " + round + ": no termination: " + pool.stats());
+      }
+      terminated.set(true);
+      for (Thread t : threads) {
+        t.join(TimeUnit.SECONDS.toMillis(30));
+        if (t.isAlive()) {
+          AssertionError stuck = new AssertionError("scheduler stuck in round " + round);
+          stuck.setStackTrace(t.getStackTrace());
+          throw stuck;
+        }
+      }
+      for (int id = 0; id < n; id++) {
+        TimerProbe task = tasks[id];
+        ScheduledFuture<?> f = futures[id];
+        String what = "round " + round + ": " + TIMER_KINDS[kinds[id]] + " " + id;
+        if (f == null) {
+          ends[3]++;
+          if (task.runs.get() != 0) {
+            wrong.add(what + " refused at its call but ran " + task.runs.get() + "x");
+          }
+          continue;
+        }
+        if (!f.isDone()) {
+          // Diagnosis only: does it complete later, or stay pending?
+          long settle = System.nanoTime() + TimeUnit.SECONDS.toNanos(1);
+          while (!f.isDone() && System.nanoTime() < settle) {
+            Thread.yield();
+          }
+          wrong.add(what + " pending on a terminated pool: " + f + ", ran " + task.runs.get()
+              + "x, onCancel " + task.cancels.get() + "x, done within 1 s more: " + f.isDone()
+              + " (" + pool.stats() + ")");
+          continue;
+        }
+        if (task.lateRuns.get() != 0) {
+          wrong.add(what + " started " + task.lateRuns.get()
+              + " run(s) after awaitTermination returned true");
+        }
+        boolean oneShot = kinds[id] == 0 || kinds[id] == 3;
+        if (!oneShot) {
+          periodic.add(task);
+          ends[2]++;
+          if (!f.isCancelled()) {
+            wrong.add(what + " periodic future done but not cancelled: " + f);
+          }
+        } else if (f.isCancelled()) {
+          ends[1]++;
+          if (task.runs.get() != 0) {
+            wrong.add(what + " cancelled by the shutdown but ran " + task.runs.get() + "x");
+          }
+        } else {
+          ends[0]++;
+          try {
+            f.get(0, TimeUnit.NANOSECONDS);
+          } catch (Exception e) {
+            wrong.add(what + " future failed: " + e);
+          }
+          if (task.runs.get() != 1) {
+            wrong.add(what + " completed normally but ran " + task.runs.get() + "x");
+          }
+        }
+      }
+      // onCancel may come on a helper thread after the future reads cancelled: a bounded wait.
+      long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+      for (int id = 0; id < n; id++) {
+        ScheduledFuture<?> f = futures[id];
+        if (f == null || !f.isDone()) {
+          continue;
+        }
+        int want = f.isCancelled() ? 1 : 0;
+        while (tasks[id].cancels.get() < want && System.nanoTime() < until) {
+          Thread.yield();
+        }
+        if (tasks[id].cancels.get() != want) {
+          wrong.add("round " + round + ": " + TIMER_KINDS[kinds[id]] + " " + id + " cancelled="
+              + f.isCancelled() + " heard onCancel " + tasks[id].cancels.get() + "x");
+        }
+      }
+      PoolStats st = pool.stats();
+      sampler.check(pool.name(), st);
+      if (st.submitted() != st.completed() + st.failed() || st.failed() != 0 || st.busy() != 0
+          || st.waiting() != 0 || st.workers() != 0
+          || st.workersStarted() - st.workersExpired() - st.workersStopped() != st.workers()) {
+        // Diagnosis only: does the snapshot settle later (a counter that moves after termination)?
+        PoolStats later = st;
+        long settle = System.nanoTime() + TimeUnit.SECONDS.toNanos(1);
+        while (System.nanoTime() < settle && later.workersStarted() - later.workersExpired()
+            - later.workersStopped() != later.workers()) {
+          Thread.yield();
+          later = pool.stats();
+        }
+        wrong.add("round " + round + ": counters after awaitTermination returned true do not add"
+            + " up: " + st + "; a bounded re-read (1 s) gave " + later);
+      }
+      pool.reboot();
+    }
+    // An observation window, not synchronisation: a periodic run of an ended generation would
+    // show up here (earlier generations were also watched during every later round).
+    LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5));
+    for (TimerProbe task : periodic) {
+      if (task.lateRuns.get() != 0) {
+        wrong.add("a periodic task started " + task.lateRuns.get()
+            + " run(s) after its generation's awaitTermination returned true");
+        break;
+      }
+    }
+    assertThat(wrong).as("timers racing shutdown (%d rounds; ran %d, cancelled one-shot %d,"
+        + " cancelled periodic %d, refused %d)", rounds, ends[0], ends[1], ends[2], ends[3])
+        .isEmpty();
+    assertThat(sampler.stop()).as("snapshots with a negative counter").isEmpty();
+    assertThat(rounds).isPositive();
+    assertThat(ends[0]).as("one-shot timers that ran").isPositive();
+    assertThat(ends[1] + ends[2]).as("timers the shutdown cancelled").isPositive();
   }
 }

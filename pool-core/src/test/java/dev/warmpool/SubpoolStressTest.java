@@ -53,6 +53,7 @@ class SubpoolStressTest {
     WorkerPool[] targets = {parent.newSubpool("a", SUB_CAPACITY[0]),
         parent.newSubpool("b", SUB_CAPACITY[1]), parent};
     int total = SUBMITTERS * PER_SUBMITTER;
+    PoolFixture.StatsSampler sampler = new PoolFixture.StatsSampler(targets);
     AtomicIntegerArray runs = new AtomicIntegerArray(total);
     AtomicIntegerArray outcome = new AtomicIntegerArray(total);
     AtomicIntegerArray target = new AtomicIntegerArray(total);
@@ -185,6 +186,8 @@ class SubpoolStressTest {
       }
     }
     assertThat(wrong).as("tasks not accounted for exactly once (%d cycles)", cycles.get()).isEmpty();
+    assertThat(sampler.stop()).as("snapshots with a negative counter (%d samples)",
+        sampler.samples()).isEmpty();
     assertThat(cycles.get()).as("close cycles").isPositive();
     assertThat(maxRunning[0].get()).isLessThanOrEqualTo(SUB_CAPACITY[0]);
     assertThat(maxRunning[1].get()).isLessThanOrEqualTo(SUB_CAPACITY[1]);
