@@ -108,7 +108,12 @@ final class BoundedPool extends SeatPool {
     if (counted) {
       accounting.accepted(); // before the hand-off: no snapshot shows it completed first
     }
-    Throwable failure = engine.place(kind, arg, mode == Mode.ADMITTED, mode == Mode.EXECUTE);
+    // Only a user's own execute or tryExecute on this pool (the calls that answer at once) may
+    // call the factory on the caller's thread, and be rejected by its failure; enqueue and submit
+    // never block in it, nor does a sharded pool's probe or a subpool's forwarded task (a kind
+    // that is not itself a task), whose start goes to the background.
+    Throwable failure = engine.place(kind, arg, mode == Mode.ADMITTED,
+        (mode == Mode.EXECUTE || mode == Mode.TRY) && counted);
     if (failure == null) {
       return true;
     }

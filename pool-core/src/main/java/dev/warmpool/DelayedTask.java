@@ -66,10 +66,20 @@ final class DelayedTask<V> extends FutureTask<V>
   private final class Entry extends SharedTimer.Task {
     @Override
     void fire() {
-      if (ownerClosed()) {
+      // The fire holds the pool's timers open until the task is handed on: the pool does not
+      // terminate in between, so the hand-off is accepted or the future completes first.
+      if (!owner.tryBeginFire()) {
         cancelIfPending(); // closing raced this fire: the timer was not due when it closed
-      } else if (PHASE.compareAndSet(DelayedTask.this, PENDING, DUE)) {
-        handToOwner();
+        return;
+      }
+      try {
+        if (laneOwner != null && laneOwner.isClosed()) {
+          cancelIfPending();
+        } else if (PHASE.compareAndSet(DelayedTask.this, PENDING, DUE)) {
+          handToOwner();
+        }
+      } finally {
+        owner.endFire();
       }
     }
   }

@@ -49,14 +49,15 @@ import java.util.concurrent.atomic.LongAdder;
  * worker's life CAS ({@link Worker#abandon}) releases it: the worker when it runs, the starter when
  * the start failed.
  *
- * <p><b>Who calls the factory.</b> Only a caller of {@code execute}, the one call that may block,
- * and only on its own thread, when that is neither a worker of any pool nor the timer thread
- * ({@link ThreadStarter#mayStartHere}). Every other start (for {@code enqueue}, {@code submit},
- * {@code tryExecute}, a line entry handed a seat, a spinner that found work, a worker that parks or
- * exits, a due timer) is handed to {@link #background}: so {@code enqueue} never blocks its caller,
- * and a worker that holds a task or a seat never waits for a factory.
+ * <p><b>Who calls the factory.</b> Only a caller of {@code execute} or {@code tryExecute} (the
+ * calls that answer at once: accepted, or rejected with the factory's failure), on its own thread,
+ * when that is neither a worker of any pool nor the timer thread ({@link ThreadStarter#mayStartHere}).
+ * Every other start (for {@code enqueue}, {@code submit}, a line entry handed a seat, a spinner that
+ * found work, a worker that parks or exits, a due timer) is handed to {@link #background}: so
+ * {@code enqueue} never blocks its caller, and a worker that holds a task or a seat never waits for
+ * a factory.
  *
- * <p>An {@code execute} also starts a worker directly, with its task as the worker's first (as
+ * <p>Such a call also starts a worker directly, with its task as the worker's first (as
  * {@code ThreadPoolExecutor} does), when nobody spins, nobody is idle and a slot is free: the thread
  * is needed anyway, the factory then blocks only the caller that needs it, and a failure rejects that
  * one task at its own call.
@@ -177,8 +178,9 @@ final class Engine {
    *
    * @param admitted whether the task is admitted work: a failed start then queues it and retries
    *     later instead of failing
-   * @param callerMayBlock whether the caller is the one call that may block ({@code execute}): only
-   *     then is the factory called on the caller's thread, and never on a worker or the timer thread
+   * @param callerMayBlock whether the caller answers at once and may wait for a factory
+   *     ({@code execute}, {@code tryExecute}): only then is the factory called on the caller's
+   *     thread, and never on a worker or the timer thread
    * @return null if placed; the start failure if a direct start failed and the task is not
    *     {@code admitted} (the caller then rejects the task, whose seat is still held)
    */

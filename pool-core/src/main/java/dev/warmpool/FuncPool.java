@@ -50,7 +50,7 @@ public final class FuncPool<T> {
   /**
    * Runs the function with {@code arg} if a worker can take it now.
    *
-   * @return false if every worker is busy and the pool is at capacity
+   * @return false if every seat is taken (the argument is not accepted)
    * @throws NullPointerException if {@code arg} is null
    * @throws PoolClosedException if the pool is shut down
    */

@@ -3,10 +3,10 @@ package dev.warmpool;
 import java.util.concurrent.RejectedExecutionException;
 
 /**
- * Thrown at the submitting call when a pool cannot take a task because every worker is busy: in
+ * Thrown at the submitting call when a pool cannot take a task because every seat is taken: in
  * nonblocking mode at once, in blocking mode when the waiting line already holds {@code maxWaiting}
- * entries. The task was not accepted and will never run. The message names the pool, its capacity
- * and the number of busy workers.
+ * entries. The task was not accepted and will never run. The message names the pool (or subpool),
+ * its capacity and the number of tasks running.
  */
 public class PoolOverloadedException extends RejectedExecutionException {
   private static final long serialVersionUID = 1L;

@@ -501,9 +501,9 @@ abstract class SeatPool extends AbstractWorkerPool implements TaskEnvelope.Owner
    * earlier generation cannot terminate a later one.
    */
   void tryTerminate() {
-    // Not before shutdown has closed the timers: a timer it has yet to cancel would be pending on
-    // a terminated pool.
-    if (state.state() != RunState.SHUTDOWN || state.seats() != 0 || !timers.isClosed()
+    // Not before shutdown has swept the timers and no fire is handing one on: a timer that could
+    // still complete would be pending on a terminated pool.
+    if (state.state() != RunState.SHUTDOWN || state.seats() != 0 || !timers.isQuiet()
         || hasSubpools() || !quiescent()) {
       return;
     }
@@ -513,6 +513,11 @@ abstract class SeatPool extends AbstractWorkerPool implements TaskEnvelope.Owner
       terminated();
       ended.complete(null);
     }
+  }
+
+  @Override
+  void timersQuiet() {
+    tryTerminate();
   }
 
   @Override

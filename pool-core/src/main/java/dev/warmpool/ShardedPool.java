@@ -235,6 +235,7 @@ public final class ShardedPool extends AbstractWorkerPool {
     return true;
   }
 
+  /** Every shard terminated, and no timer of this pool is being handed to one. */
   @Override
   public boolean isTerminated() {
     for (BoundedPool p : shards) {
@@ -242,7 +243,7 @@ public final class ShardedPool extends AbstractWorkerPool {
         return false;
       }
     }
-    return true;
+    return timers.isQuiet();
   }
 
   @Override
@@ -251,6 +252,16 @@ public final class ShardedPool extends AbstractWorkerPool {
     for (BoundedPool p : shards) {
       if (!p.awaitTermination(deadline - System.nanoTime(), TimeUnit.NANOSECONDS)) {
         return false;
+      }
+    }
+    // A fire of this pool's timers that met terminated shards cancels its task: a moment at most.
+    while (!timers.isQuiet()) {
+      if (deadline - System.nanoTime() <= 0) {
+        return false;
+      }
+      Thread.onSpinWait();
+      if (Thread.interrupted()) {
+        throw new InterruptedException();
       }
     }
     return true;

@@ -2,6 +2,7 @@ package dev.warmpool;
 
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The pending timers of one owner (a pool, or a serial lane): the delayed and periodic tasks that
@@ -15,6 +16,13 @@ import java.util.concurrent.ConcurrentHashMap;
  * <p>Only timers <em>not yet due</em> are cancelled ({@link Timer#cancelIfPending}): a timer
  * that has fired was handed to its pool or lane as an accepted task and runs, or is handed back by
  * {@code shutdownNow}, like every other accepted task.
+ *
+ * <p><b>Quiet.</b> A pool must not terminate while a timer could still complete later: before the
+ * close's sweep has finished, or while a fire is between "due" and its hand-off to the pool. So
+ * {@link #state} counts the fires in flight beside the CLOSED and SWEPT bits; a fire begins only
+ * while not CLOSED ({@link #tryBeginFire}), and the owner may terminate only when {@link #isQuiet}:
+ * closed, swept and no fire in flight. The last of the sweep and the fires tells the owner
+ * ({@code onQuiet}).
  */
 final class Timers {
   /** A pending timer as its owner sees it ({@link DelayedTask}). */
@@ -23,8 +31,19 @@ final class Timers {
     void cancelIfPending();
   }
 
+  private static final int CLOSED = 1 << 30;
+  private static final int SWEPT = 1 << 29;
+  private static final int FIRES = SWEPT - 1;
+
   private final Set<Timer> pending = ConcurrentHashMap.newKeySet();
-  private volatile boolean closed;
+  /** CLOSED and SWEPT bits, and the number of fires in flight. */
+  private final AtomicInteger state = new AtomicInteger();
+  /** Told when the timers become quiet after a close (the owner may terminate). */
+  private final Runnable onQuiet;
+
+  Timers(Runnable onQuiet) {
+    this.onQuiet = onQuiet;
+  }
 
   /** Publishes the timer; then the caller checks {@link #isClosed}. */
   void register(Timer t) {
@@ -37,20 +56,54 @@ final class Timers {
   }
 
   boolean isClosed() {
-    return closed;
+    return (state.get() & CLOSED) != 0;
+  }
+
+  /** Closed, swept, and no fire in flight: no timer of this owner can complete later. */
+  boolean isQuiet() {
+    return state.get() == (CLOSED | SWEPT);
+  }
+
+  /** A timer is due: false if the owner is closed (then the timer is not due but cancelled). */
+  boolean tryBeginFire() {
+    for (;;) {
+      int s = state.get();
+      if ((s & CLOSED) != 0) {
+        return false;
+      }
+      if (state.compareAndSet(s, s + 1)) {
+        return true;
+      }
+    }
+  }
+
+  /** The fire has handed its timer on (or cancelled it). */
+  void endFire() {
+    if (state.decrementAndGet() == (CLOSED | SWEPT)) {
+      onQuiet.run();
+    }
   }
 
   /** Closes the owner's timers: cancels every one not yet due; later ones cancel themselves. */
   void close() {
-    closed = true;
+    int s;
+    do {
+      s = state.get();
+      if ((s & CLOSED) != 0) {
+        return; // closed before: that close sweeps
+      }
+    } while (!state.compareAndSet(s, s | CLOSED));
     for (Timer t : pending) {
       t.cancelIfPending();
+    }
+    if (state.accumulateAndGet(SWEPT, (a, b) -> a | b) == (CLOSED | SWEPT)) {
+      onQuiet.run();
     }
   }
 
   /** The owner rebooted: timers may be scheduled again. */
   void reopen() {
-    closed = false;
+    state.set(0);
   }
 
   /** Timers pending; for tests. */

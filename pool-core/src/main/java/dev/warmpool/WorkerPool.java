@@ -45,6 +45,13 @@ import java.util.concurrent.TimeUnit;
  * A rejection always happens at the submitting call; a task that was accepted runs exactly once or is
  * returned by {@link #shutdownNow()}.
  *
+ * <h2>Timers</h2>
+ * {@code schedule*} tasks wait on one shared timer thread and take no seat until due; a due task is
+ * accepted work, never rejected for load. {@link #shutdown()} cancels the timers not yet due (their
+ * futures complete cancelled); a due one runs like every task in line, or is returned by
+ * {@link #shutdownNow()}. A {@code schedule} racing {@code shutdown()} is refused or completes one
+ * of these ways: no future stays pending on a terminated pool.
+ *
  * <h2>Failures</h2>
  * A task that throws is passed to the pool's failure handler (by default the worker thread's
  * uncaught-exception handler); the worker survives and is reused.
@@ -72,7 +79,7 @@ public interface WorkerPool extends ScheduledExecutorService, AutoCloseable {
   /** How long a worker may stay idle before it is retired. */
   Duration maxIdle();
 
-  /** Whether the pool rejects at once instead of making callers wait when every worker is busy. */
+  /** Whether the pool rejects at once instead of making callers wait when every seat is taken. */
   boolean isNonblocking();
 
   /**
@@ -88,11 +95,14 @@ public interface WorkerPool extends ScheduledExecutorService, AutoCloseable {
   PoolStats stats();
 
   /**
-   * Runs the task on a worker: an idle worker if there is one, else a new worker if below capacity,
-   * else (blocking mode) the caller waits in line until a worker takes the task.
+   * Runs the task on a worker if a seat is free: a running or spinning worker takes it, else an idle
+   * one is woken, else a new worker is started for it on the caller's thread; with every seat taken,
+   * blocking mode makes the caller wait in line until a seat is handed to it. {@code execute} is the
+   * one call that may block its caller; it may also wait in the thread factory (never when called
+   * from a worker thread: a start needed there is made in the background).
    *
    * @throws NullPointerException if {@code task} is null
-   * @throws PoolOverloadedException if every worker is busy in nonblocking mode, or the line is full
+   * @throws PoolOverloadedException if every seat is taken in nonblocking mode, or the line is full
    * @throws PoolClosedException if the pool is shut down, also while the caller waits in line
    * @throws java.util.concurrent.RejectedExecutionException if the caller is interrupted while waiting
    *     (the interrupt status is kept) or a new worker thread cannot be created (cause attached)
@@ -101,9 +111,10 @@ public interface WorkerPool extends ScheduledExecutorService, AutoCloseable {
   void execute(Runnable task);
 
   /**
-   * Runs the task if a worker can take it now, never waiting.
+   * Runs the task if a seat is free now, never waiting for one (a new worker it needs is started
+   * on the caller's thread, as for {@link #execute}).
    *
-   * @return {@code false} if every worker is busy and the pool is at capacity (the task will not run)
+   * @return {@code false} if every seat is taken (the task will not run)
    * @throws NullPointerException if {@code task} is null
    * @throws PoolClosedException if the pool is shut down
    */
@@ -125,14 +136,14 @@ public interface WorkerPool extends ScheduledExecutorService, AutoCloseable {
   /**
    * Accepts the task without ever blocking the caller. Blocking mode: if no seat is free now, the
    * task waits in line (no thread is held) and runs when its turn comes. Nonblocking mode: like
-   * {@link #execute}. The returned handle withdraws the task if it has not started.
+   * {@link #execute}. The returned handle withdraws the task if it has not started. A worker thread
+   * the task needs is started in the background, never on the caller's thread; if that start fails,
+   * the task stays accepted and the start is retried (guarantee 11).
    *
    * @return the task's handle; {@link TaskHandle#cancel()} withdraws it from the line at once
    * @throws NullPointerException if {@code task} is null
    * @throws PoolOverloadedException if nonblocking and every seat is taken, or the line is full
    * @throws PoolClosedException if the pool is shut down
-   * @throws java.util.concurrent.RejectedExecutionException if a worker thread needed for the task
-   *     cannot be created (cause attached)
    */
   TaskHandle enqueue(Runnable task);
 
@@ -274,7 +285,7 @@ public interface WorkerPool extends ScheduledExecutorService, AutoCloseable {
       return this;
     }
 
-    /** {@code true}: reject at once when every worker is busy; {@code false} (default): wait in line. */
+    /** {@code true}: reject at once when every seat is taken; {@code false} (default): wait in line. */
     public Builder nonblocking(boolean nonblocking) {
       this.nonblocking = nonblocking;
       return this;
@@ -290,8 +301,13 @@ public interface WorkerPool extends ScheduledExecutorService, AutoCloseable {
     }
 
     /**
-     * Creates the worker threads (then {@link #name} and {@link #daemon} do not apply to them). A
-     * factory that throws or returns {@code null} rejects the one task that needed the thread.
+     * Creates the worker threads (then {@link #name} and {@link #daemon} do not apply to them). The
+     * factory is called on the thread of an {@code execute} or {@code tryExecute} whose task needs a
+     * new worker, and on a warmpool helper thread otherwise (never on a worker, never holding a lock
+     * or a token that other work waits on). A factory that throws or returns {@code null} rejects
+     * that {@code execute} or {@code tryExecute} (with the cause); for any other task the start is
+     * retried and the task stays accepted. A factory that started the thread before it failed counts
+     * as a success: the task runs, once.
      */
     public Builder threadFactory(ThreadFactory threadFactory) {
       this.threadFactory = Objects.requireNonNull(threadFactory, "threadFactory must not be null");

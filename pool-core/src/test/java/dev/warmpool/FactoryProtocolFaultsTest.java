@@ -132,6 +132,9 @@ class FactoryProtocolFaultsTest {
       accepted = false;
     }
     boolean firstAccepted = accepted;
+    // enqueue and submit never call the factory on the caller's thread (version 3): the start may
+    // still be on its way in the background.
+    waitUntil(PROMPTLY, () -> !factory.made.isEmpty());
     Thread started = factory.made.get(0);
     if (firstAccepted) {
       waitUntil(PROMPTLY, () -> firstRuns.get() >= 1);

@@ -56,16 +56,20 @@ class ShardedPoolTest {
     try (ShardedPool pool = ShardedPool.of(3, ShardedPool.Placement.ROUND_ROBIN,
         WorkerPool.builder().name("nb").capacity(1).nonblocking(true))) {
       CountDownLatch release = new CountDownLatch(1);
-      pool.execute(() -> SerialLaneTest.block(release));
-      // round robin now points at shard 1; shard 0 is full but the others are tried first
-      pool.execute(() -> SerialLaneTest.block(release));
-      pool.execute(() -> SerialLaneTest.block(release));
-      assertThatThrownBy(() -> pool.execute(() -> {})).isInstanceOf(PoolOverloadedException.class);
-      assertThat(pool.tryExecute(() -> {})).isFalse();
-      PoolStats s = pool.stats();
-      assertThat(s.busy()).isEqualTo(3);
-      assertThat(s.rejected()).isEqualTo(2);
-      release.countDown();
+      try {
+        pool.execute(() -> SerialLaneTest.block(release));
+        // round robin now points at shard 1; shard 0 is full but the others are tried first
+        pool.execute(() -> SerialLaneTest.block(release));
+        pool.execute(() -> SerialLaneTest.block(release));
+        assertThatThrownBy(() -> pool.execute(() -> {}))
+            .isInstanceOf(PoolOverloadedException.class);
+        assertThat(pool.tryExecute(() -> {})).isFalse();
+        // A shard's worker for a probed task starts in the background (version 3): busy once it runs.
+        await().untilAsserted(() -> assertThat(pool.stats().busy()).isEqualTo(3));
+        assertThat(pool.stats().rejected()).isEqualTo(2);
+      } finally {
+        release.countDown(); // also when an assertion failed: close() waits for these tasks
+      }
     }
   }
 
