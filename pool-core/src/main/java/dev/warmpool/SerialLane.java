@@ -316,7 +316,7 @@ final class SerialLane implements SerialExecutor {
     Timers t = timers;
     if (t == null) {
       // Not under `admission`: a first dispatch may hold it for as long as a thread factory blocks.
-      Timers made = new Timers(() -> { }); // a lane's timers hold no pool open
+      Timers made = Timers.ofLane();
       t = TIMERS.compareAndSet(this, null, made) ? made : timers;
       if (closed) {
         t.close(); // publish, then check: a close that found no timers to close

@@ -13,9 +13,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  * sets the flag before it sweeps. So a schedule or a periodic re-arm that races the close is either
  * swept or sees the flag and cancels itself: no timer stays pending on a closed owner.
  *
- * <p>Only timers <em>not yet due</em> are cancelled ({@link Timer#cancelIfPending}): a timer
- * that has fired was handed to its pool or lane as an accepted task and runs, or is handed back by
- * {@code shutdownNow}, like every other accepted task.
+ * <p>Closing a pool cancels only timers <em>not yet due</em> ({@link Timer#cancelIfPending}): a
+ * timer that has fired was handed to its pool as an accepted task and runs, or is handed back by
+ * {@code shutdownNow}, like every other accepted task. Closing a lane cancels all of its timers
+ * ({@link #ofLane}).
  *
  * <p><b>Quiet.</b> A pool must not terminate while a timer could still complete later: before the
  * close's sweep has finished, or while a fire is between "due" and its hand-off to the pool. So
@@ -29,6 +30,9 @@ final class Timers {
   interface Timer {
     /** Cancels the timer if it is not yet due; a due timer is an accepted task and is left alone. */
     void cancelIfPending();
+
+    /** Cancels the timer whatever its phase (a run in progress finishes, and is the last). */
+    boolean cancel(boolean mayInterruptIfRunning);
   }
 
   private static final int CLOSED = 1 << 30;
@@ -40,9 +44,25 @@ final class Timers {
   private final AtomicInteger state = new AtomicInteger();
   /** Told when the timers become quiet after a close (the owner may terminate). */
   private final Runnable onQuiet;
+  /** A lane's: closing cancels its due timers too (they are pending tasks of the lane). */
+  private final boolean closeCancelsDue;
 
+  /** A pool's timers: closing (shutdown) cancels only the timers not yet due. */
   Timers(Runnable onQuiet) {
+    this(onQuiet, false);
+  }
+
+  private Timers(Runnable onQuiet, boolean closeCancelsDue) {
     this.onQuiet = onQuiet;
+    this.closeCancelsDue = closeCancelsDue;
+  }
+
+  /**
+   * A serial lane's timers: closing the lane cancels every timer of it, due or not (DESIGN.md
+   * section 5: closing a lane cancels its pending tasks; a run in progress finishes and is the last).
+   */
+  static Timers ofLane() {
+    return new Timers(() -> { }, true);
   }
 
   /** Publishes the timer; then the caller checks {@link #isClosed}. */
@@ -94,7 +114,11 @@ final class Timers {
       }
     } while (!state.compareAndSet(s, s | CLOSED));
     for (Timer t : pending) {
-      t.cancelIfPending();
+      if (closeCancelsDue) {
+        t.cancel(false);
+      } else {
+        t.cancelIfPending();
+      }
     }
     if (state.accumulateAndGet(SWEPT, (a, b) -> a | b) == (CLOSED | SWEPT)) {
       onQuiet.run();
