@@ -556,7 +556,6 @@ abstract class SeatPool extends AbstractWorkerPool implements TaskEnvelope.Owner
       if (!state.isTerminated()) {
         throw new IllegalStateException(describe() + " is not terminated");
       }
-      beforeReboot();
       accounting.stopping = false;
       timers.reopen();
       line.reopen(() -> {
@@ -566,8 +565,6 @@ abstract class SeatPool extends AbstractWorkerPool implements TaskEnvelope.Owner
     }
   }
 
-  /** Checks or prepares what rebooting needs beyond the state (a subpool's parent must be open). */
-  void beforeReboot() {}
 
   @Override
   public SerialExecutor newSerialExecutor() {
