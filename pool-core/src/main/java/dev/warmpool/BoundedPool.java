@@ -23,7 +23,7 @@ final class BoundedPool extends SeatPool {
     this.maxIdleNanos = b.maxIdleNanos;
     ThreadFactory factory = b.threadFactory != null ? b.threadFactory : defaultFactory(b.daemon);
     this.engine = new Engine(new Host(), accounting, b.capacity, b.maxIdleNanos, b.ticker,
-        new ThreadStarter(factory), SharedTimer.INSTANCE, ThreadStarter.ASYNC,
+        new ThreadStarter(factory, counters), SharedTimer.INSTANCE, ThreadStarter.ASYNC,
         Worker::awaitSignal, Engine.SPINS);
   }
 

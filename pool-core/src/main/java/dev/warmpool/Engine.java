@@ -310,9 +310,11 @@ final class Engine {
 
   /** The worker's life: runs tasks until it must exit. Called by {@link Worker#run}. */
   void runWorker(Worker w) {
-    // Counted by the worker itself, before it can count its own stop: a starter that counted it
-    // after Thread.start could lag behind a worker that found the pool shut down and exited.
-    counters.workersStarted.increment();
+    // Counted before the worker can count its own stop (the starter counts it before
+    // Thread.start, or a factory that started the thread itself got here first).
+    if (w.markCounted()) {
+      counters.workersStarted.increment();
+    }
     boolean normal = false;
     try {
       boolean hasTask = w.kind != null;

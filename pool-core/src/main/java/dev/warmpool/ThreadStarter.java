@@ -39,12 +39,14 @@ final class ThreadStarter {
       });
 
   private final ThreadFactory factory;
+  private final PoolCounters counters;
   private final AtomicInteger slots = new AtomicInteger();
   /** Workers whose thread may be alive; a worker leaves when its thread is known to have ended. */
   private final Set<Worker> started = ConcurrentHashMap.newKeySet();
 
-  ThreadStarter(ThreadFactory factory) {
+  ThreadStarter(ThreadFactory factory, PoolCounters counters) {
     this.factory = factory;
+    this.counters = counters;
   }
 
   /** Live workers, counted from the reservation of their slot until they exit. */
@@ -102,11 +104,18 @@ final class ThreadStarter {
     }
     w.offerThread(t);
     started.add(w);
+    boolean counted = w.markCounted(); // before the start: the thread may run and stop at once
+    if (counted) {
+      counters.workersStarted.increment();
+    }
     try {
       t.start();
     } catch (Throwable failure) {
       if (w.abandon()) {
         started.remove(w);
+        if (counted) {
+          counters.workersStarted.decrement(); // it never ran, so it never counts a stop
+        }
         release();
         return failure;
       }
@@ -117,8 +126,11 @@ final class ThreadStarter {
 
   private Throwable launched(Worker w) {
     started.add(w);
+    if (w.markCounted()) { // the worker counts itself when it runs, if it got there first
+      counters.workersStarted.increment();
+    }
     prune();
-    return null; // the worker counts itself in workersStarted when it runs (Engine.runWorker)
+    return null;
   }
 
   /** Forgets workers whose thread has ended, once they clearly outnumber the live ones. */

@@ -38,12 +38,14 @@ final class Worker extends TaskSlot implements Runnable {
   private static final ThreadLocal<Boolean> ON_WORKER = new ThreadLocal<>();
   private static final VarHandle LIFE;
   private static final VarHandle THREAD;
+  private static final VarHandle COUNTED;
 
   static {
     try {
       MethodHandles.Lookup l = MethodHandles.lookup();
       LIFE = l.findVarHandle(Worker.class, "life", int.class);
       THREAD = l.findVarHandle(Worker.class, "thread", Thread.class);
+      COUNTED = l.findVarHandle(Worker.class, "counted", boolean.class);
     } catch (ReflectiveOperationException e) {
       throw new ExceptionInInitializerError(e);
     }
@@ -53,6 +55,9 @@ final class Worker extends TaskSlot implements Runnable {
   /** The thread that runs this worker; set by the starter, or by the worker itself if it won. */
   volatile Thread thread;
   private volatile int life;
+  /** Whether this worker counts in workersStarted: set once, by the starter or by the worker. */
+  @SuppressWarnings("unused") // accessed through COUNTED
+  private volatile boolean counted;
   private volatile Wake signal;
   /** Thread-confined: this worker counts in the engine's spinner count. */
   boolean spinner;
@@ -73,6 +78,15 @@ final class Worker extends TaskSlot implements Runnable {
     this.kind = kind;
     this.arg = arg;
     this.holdsSeat = kind != null;
+  }
+
+  /**
+   * Marks this worker counted in workersStarted; true for the one caller that must count it. The
+   * starter counts it before {@code Thread.start} and the worker when it runs, whichever is first,
+   * so the count moves before the thread can run, let alone count its own stop.
+   */
+  boolean markCounted() {
+    return COUNTED.compareAndSet(this, false, true);
   }
 
   /** Called by the starter when starting the thread failed; false if the thread runs anyway. */

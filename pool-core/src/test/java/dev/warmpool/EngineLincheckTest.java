@@ -144,7 +144,7 @@ public class EngineLincheckTest {
         return s;
       };
       engine = new Engine(host, accounting, capacity, Long.MAX_VALUE / 4, () -> 0L,
-          new ThreadStarter(factory), timer, background::add, parking, 1);
+          new ThreadStarter(factory, accounting.counters), timer, background::add, parking, 1);
       if (warm) { // every worker started with a task and back at the top of its loop
         for (int i = 0; i < capacity; i++) {
           submit();
