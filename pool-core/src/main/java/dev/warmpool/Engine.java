@@ -39,15 +39,15 @@ import java.util.concurrent.atomic.LongAdder;
  * </ul>
  *
  * <h2>Thread starts hold no token</h2>
- * A thread factory is user code and may block, so nobody calls it while holding the spinner count:
- * a blocked factory must delay only the task that needs its thread, never one an idle or running
- * worker could take (guarantee 12). A start for a queued task holds only {@link #starting}, which
- * says "a new worker is on its way and will look at the queue": while it is held, producers start
- * no second worker (one start in flight, as one wake-up), but still wake idle workers. The new
- * worker takes the spinner count itself when it first runs and only then opens {@code starting}
- * (take, then open: no window where neither is held), then reads the queue. Whoever wins the
- * worker's life CAS ({@link Worker#abandon}) releases it: the worker when it runs, the starter when
- * the start failed.
+ * A thread factory is user code and may block, so nobody calls it while holding the spinner count or
+ * a lock: a blocked factory must delay only the task that needs its thread, never one an idle or
+ * running worker could take (guarantee 12). A start for queued tasks counts in {@link #starting},
+ * "a new worker is on its way and will look at the queue": producers start no more workers than
+ * tasks are queued beyond those on their way (no start storm; one blocked start does not stop the
+ * next), and still wake idle workers. The new worker takes the spinner count itself when it first
+ * runs and only then leaves {@code starting} (take, then leave: no window where neither counts it),
+ * then reads the queue. Whoever wins the worker's life CAS ({@link Worker#abandon}) settles it: the
+ * worker when it runs, the starter when the start failed.
  *
  * <p><b>Who calls the factory.</b> Only a caller of {@code execute} or {@code tryExecute} (the
  * calls that answer at once: accepted, or rejected with the factory's failure), on its own thread,
@@ -60,7 +60,9 @@ import java.util.concurrent.atomic.LongAdder;
  * <p>Such a call also starts a worker directly, with its task as the worker's first (as
  * {@code ThreadPoolExecutor} does), when nobody spins, nobody is idle and a slot is free: the thread
  * is needed anyway, the factory then blocks only the caller that needs it, and a failure rejects that
- * one task at its own call.
+ * one task at its own call. The price (a known limitation): if the factory blocks, that one task
+ * waits for it even if another worker frees up meanwhile. shutdownNow hands such a task back
+ * ({@link Worker#claimFirst}).
  *
  * <h2>Idle, retire, exit</h2>
  * A worker that found nothing pushes itself on the {@link IdleStack} and parks until whoever pops it
@@ -139,8 +141,8 @@ final class Engine {
 
   /** Workers spinning now, plus workers being woken to spin. */
   private final AtomicInteger spinning = new AtomicInteger();
-  /** A worker started for queued tasks has not yet looked at the queue (see class notes). */
-  private final AtomicBoolean starting = new AtomicBoolean();
+  /** Workers started for queued tasks that have not yet looked at the queue (see class notes). */
+  private final AtomicInteger starting = new AtomicInteger();
   /** A background start is submitted and has not begun yet. */
   private final AtomicBoolean backgroundPending = new AtomicBoolean();
   /** Serializes trimming surplus workers, so two trims do not both retire the same surplus. */
@@ -187,9 +189,13 @@ final class Engine {
   Throwable place(TaskKind kind, Object arg, boolean admitted, boolean callerMayBlock) {
     if (callerMayBlock && spinning.get() == 0 && idle.size() == 0
         && ThreadStarter.mayStartHere() && starter.tryReserve(host.capacity())) {
-      Throwable failure = startWorker(new Worker(this, kind, arg));
+      Worker w = new Worker(this, kind, arg);
+      Throwable failure = startWorker(w);
       if (failure == null) {
         return null;
+      }
+      if (!w.claimFirst()) {
+        return null; // a shutdownNow handed the task back while the factory ran: it was accepted
       }
       if (!admitted) {
         return failure;
@@ -234,18 +240,22 @@ final class Engine {
       // Nobody spins and nobody is idle. If every slot is taken, every worker is running (each
       // reads the queue after its task) or about to park (it reads the queue after its push) or
       // exiting (it reads the queue after its release): nobody to wake or start.
-      if (starter.workers() >= host.capacity() || starting.get()) {
-        return; // a worker on its way reads the queue after it opens `starting`
+      if (starter.workers() >= host.capacity()) {
+        return;
+      }
+      int inFlight = starting.get();
+      if (inFlight >= runQueue.size()) {
+        return; // a worker on its way for each queued task: each reads the queue once it runs
       }
       if (!inline || !ThreadStarter.mayStartHere()) {
         startInBackground();
         return;
       }
-      if (!starting.compareAndSet(false, true)) {
-        return;
+      if (!starting.compareAndSet(inFlight, inFlight + 1)) {
+        continue;
       }
       if (!starter.tryReserve(host.capacity())) {
-        starting.set(false); // then check again: a slot may have come free meanwhile
+        starting.decrementAndGet(); // then check again: a slot may have come free meanwhile
         continue;
       }
       if (runQueue.isEmpty()) {
@@ -260,7 +270,7 @@ final class Engine {
       if (failure == null) {
         return; // the worker opens `starting`, then reads the queue
       }
-      starting.set(false);
+      starting.decrementAndGet();
       scheduleStartRetry(); // the task stays queued: admitted, never rejected after acceptance
       host.tryTerminate(); // the slot it held may have been all that kept a shut-down pool open
       if (idle.size() == 0) {
@@ -272,7 +282,7 @@ final class Engine {
   /** Gives back a slot reserved for a start that is no longer needed. */
   private void abortStart() {
     starter.release();
-    starting.set(false);
+    starting.decrementAndGet();
     host.tryTerminate();
   }
 
@@ -317,7 +327,11 @@ final class Engine {
     }
     boolean normal = false;
     try {
-      boolean hasTask = w.kind != null;
+      boolean hasTask = w.kind != null && w.claimFirst();
+      if (w.kind != null && !hasTask) { // a shutdownNow handed its first task back, and its seat
+        w.clear();
+        w.holdsSeat = false;
+      }
       for (;;) {
         if (!hasTask && !findTask(w)) {
           break;
@@ -352,7 +366,7 @@ final class Engine {
       // Take the count, then open: producers that saw `starting` relied on us to look.
       w.opensStarting = false;
       w.spinner = tryStartSpinning();
-      starting.set(false);
+      starting.decrementAndGet();
     }
     for (;;) {
       if (takeFrom(w)) {
@@ -483,7 +497,7 @@ final class Engine {
     dropSpinner(w);
     if (w.opensStarting) { // it exited before its first look (shutdown): open for the next start
       w.opensStarting = false;
-      starting.set(false);
+      starting.decrementAndGet();
     }
     if (w.holdsSeat) {
       w.holdsSeat = false;
@@ -585,8 +599,9 @@ final class Engine {
   }
 
   /**
-   * Part of shutdownNow: hands back the queued tasks (giving back their seats) and the queues of the
-   * lanes that workers are draining, then interrupts every worker.
+   * Part of shutdownNow: hands back the queued tasks (giving back their seats), the first task of a
+   * worker whose start is still in progress, and the queues of the lanes that workers are draining,
+   * then interrupts every worker.
    */
   void handBackAndInterrupt(List<Runnable> out) {
     TaskSlot slot = new TaskSlot();
@@ -596,6 +611,12 @@ final class Engine {
       host.releaseSeat();
     }
     starter.forEachWorker(w -> {
+      TaskKind first = w.kind; // read before the claim: a worker that lost it clears its slot
+      Object arg = w.arg;
+      if (first != null && w.takeFirstBack()) { // its factory is still making its thread
+        first.handBack(arg, out);
+        host.releaseSeat();
+      }
       SerialLane lane = w.lane;
       if (lane != null) {
         lane.handBackQueued(out);
@@ -609,8 +630,8 @@ final class Engine {
     return spinning.get();
   }
 
-  /** Whether a started worker has not yet opened {@code starting}; for the model check. */
-  boolean isStarting() {
+  /** Started workers that have not yet opened {@code starting}; for the model check. */
+  int startsInFlight() {
     return starting.get();
   }
 

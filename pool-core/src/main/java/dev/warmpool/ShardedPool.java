@@ -14,7 +14,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <p>When the chosen shard cannot take a task at once, the others are tried before the task waits
  * (blocking mode, in the chosen shard's line) or is rejected (nonblocking mode), so a nonblocking
- * sharded pool rejects only when every shard is full. Stats are the sum of the shards'; {@link
+ * sharded pool rejects only when every shard is full. Shards with an idle or spinning worker are
+ * tried first. A task a shard accepted stays in that shard: if that shard cannot start a thread, the
+ * start is retried there (the task is not moved to another shard). Stats are the sum of the shards'; {@link
  * #resize} spreads the new capacity evenly.
  */
 public final class ShardedPool extends AbstractWorkerPool {

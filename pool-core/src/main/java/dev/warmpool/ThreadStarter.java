@@ -84,6 +84,9 @@ final class ThreadStarter {
    * cause; the worker will never run.
    */
   Throwable start(Worker w) {
+    // Known before the factory runs: a factory may start the thread and then block, and meanwhile
+    // shutdownNow must interrupt it (and hand back its lane) and awaitTermination wait for it.
+    started.add(w);
     Thread t;
     try {
       t = factory.newThread(w);
@@ -92,6 +95,7 @@ final class ThreadStarter {
       }
     } catch (Throwable failure) {
       if (w.abandon()) {
+        started.remove(w);
         release();
         return failure;
       }
@@ -103,7 +107,7 @@ final class ThreadStarter {
       return launched(w);
     }
     w.offerThread(t);
-    started.add(w);
+    w.commitFirst(); // from here shutdownNow leaves the first task to the thread (and interrupts it)
     boolean counted = w.markCounted(); // before the start: the thread may run and stop at once
     if (counted) {
       counters.workersStarted.increment();
@@ -125,7 +129,6 @@ final class ThreadStarter {
   }
 
   private Throwable launched(Worker w) {
-    started.add(w);
     if (w.markCounted()) { // the worker counts itself when it runs, if it got there first
       counters.workersStarted.increment();
     }
@@ -142,7 +145,8 @@ final class ThreadStarter {
 
   /** Only a thread that ran and ended; a thread not yet started is not ended. */
   private static boolean ended(Worker w) {
-    return w.isAbandoned() || w.thread.getState() == Thread.State.TERMINATED;
+    Thread t = w.thread; // null while its factory runs: not ended
+    return w.isAbandoned() || (t != null && t.getState() == Thread.State.TERMINATED);
   }
 
   /** Visits every worker whose thread may be alive. */
@@ -153,7 +157,10 @@ final class ThreadStarter {
   /** Interrupts every started worker thread, also one whose start is still in progress. */
   void interruptAll() {
     for (Worker w : started) {
-      w.thread.interrupt();
+      Thread t = w.thread;
+      if (t != null) { // else its factory is still running: the worker sees `stopping` when it runs
+        t.interrupt();
+      }
     }
   }
 

@@ -104,7 +104,10 @@ final class Timers {
     }
   }
 
-  /** Closes the owner's timers: cancels every one not yet due; later ones cancel themselves. */
+  /**
+   * Closes the owner's timers: cancels every one not yet due (a lane's: every one), waits for the
+   * fires in flight to hand their tasks on, and later timers cancel themselves.
+   */
   void close() {
     int s;
     do {
@@ -119,6 +122,12 @@ final class Timers {
       } else {
         t.cancelIfPending();
       }
+    }
+    // Let the fires that began before the close finish their hand-off (a few instructions on the
+    // timer thread, no user code): a shutdownNow then finds their tasks in the pool to hand back,
+    // and a sharded pool's shards are still open to take them.
+    while ((state.get() & FIRES) != 0) {
+      Thread.onSpinWait();
     }
     if (state.accumulateAndGet(SWEPT, (a, b) -> a | b) == (CLOSED | SWEPT)) {
       onQuiet.run();

@@ -39,6 +39,13 @@ final class Worker extends TaskSlot implements Runnable {
   private static final VarHandle LIFE;
   private static final VarHandle THREAD;
   private static final VarHandle COUNTED;
+  private static final VarHandle FIRST;
+  /** {@link #first}: no first task, or it was claimed (by the worker, its failed start, shutdownNow). */
+  private static final int NO_FIRST = 0;
+  /** The factory is running: shutdownNow may still take the first task back. */
+  private static final int FIRST_PENDING = 1;
+  /** The factory returned and the thread is being started: the worker will run it. */
+  private static final int FIRST_COMMITTED = 2;
 
   static {
     try {
@@ -46,6 +53,7 @@ final class Worker extends TaskSlot implements Runnable {
       LIFE = l.findVarHandle(Worker.class, "life", int.class);
       THREAD = l.findVarHandle(Worker.class, "thread", Thread.class);
       COUNTED = l.findVarHandle(Worker.class, "counted", boolean.class);
+      FIRST = l.findVarHandle(Worker.class, "first", int.class);
     } catch (ReflectiveOperationException e) {
       throw new ExceptionInInitializerError(e);
     }
@@ -55,6 +63,19 @@ final class Worker extends TaskSlot implements Runnable {
   /** The thread that runs this worker; set by the starter, or by the worker itself if it won. */
   volatile Thread thread;
   private volatile int life;
+  /**
+   * The task it was started with, until one side claims it (CAS):
+   * <pre>
+   *   PENDING   -> COMMITTED  the factory returned; the starter starts the thread
+   *   PENDING   -> NONE       shutdownNow hands it back while the factory runs, or the worker
+   *                           runs it (a factory that started the thread itself), or the start failed
+   *   COMMITTED -> NONE       the worker runs it, or Thread.start failed
+   * </pre>
+   * So a task whose thread is being started is run (and interrupted by shutdownNow), as in
+   * {@code ThreadPoolExecutor}, and one whose factory still runs is handed back.
+   */
+  @SuppressWarnings("unused") // accessed through FIRST
+  private volatile int first;
   /** Whether this worker counts in workersStarted: set once, by the starter or by the worker. */
   @SuppressWarnings("unused") // accessed through COUNTED
   private volatile boolean counted;
@@ -78,6 +99,23 @@ final class Worker extends TaskSlot implements Runnable {
     this.kind = kind;
     this.arg = arg;
     this.holdsSeat = kind != null;
+    this.first = kind != null ? FIRST_PENDING : NO_FIRST;
+  }
+
+  /** The worker or a failed start claims the first task: false if shutdownNow took it back. */
+  boolean claimFirst() {
+    return FIRST.compareAndSet(this, FIRST_COMMITTED, NO_FIRST)
+        || FIRST.compareAndSet(this, FIRST_PENDING, NO_FIRST);
+  }
+
+  /** The factory returned: the thread is about to start and will run the first task. */
+  void commitFirst() {
+    FIRST.compareAndSet(this, FIRST_PENDING, FIRST_COMMITTED);
+  }
+
+  /** shutdownNow takes the first task back if the factory is still making the thread. */
+  boolean takeFirstBack() {
+    return FIRST.compareAndSet(this, FIRST_PENDING, NO_FIRST);
   }
 
   /**

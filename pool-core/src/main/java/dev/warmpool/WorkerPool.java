@@ -307,7 +307,9 @@ public interface WorkerPool extends ScheduledExecutorService, AutoCloseable {
      * or a token that other work waits on). A factory that throws or returns {@code null} rejects
      * that {@code execute} or {@code tryExecute} (with the cause); for any other task the start is
      * retried and the task stays accepted. A factory that started the thread before it failed counts
-     * as a success: the task runs, once.
+     * as a success: the task runs, once. A task whose {@code execute} started a worker is carried
+     * by that worker: a blocking factory delays that one task (only), even if another worker frees
+     * up meanwhile.
      */
     public Builder threadFactory(ThreadFactory threadFactory) {
       this.threadFactory = Objects.requireNonNull(threadFactory, "threadFactory must not be null");

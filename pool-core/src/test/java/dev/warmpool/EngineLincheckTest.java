@@ -44,7 +44,8 @@ import org.junit.jupiter.api.Timeout;
  * <h2>Invariants at the end of each run ({@link Model#check})</h2>
  * seats == queued tasks + workers holding a seat; the spinner count == spinning workers + parked
  * workers whose WAKE signal is not yet consumed; the idle stack == parked workers without a
- * signal; {@code starting} is held only while a started worker has not yet taken its first look;
+ * signal; {@code starting} counts exactly the started workers that have not yet taken their first
+ * look;
  * and <b>no lost wake-up</b>: if a task is queued, some worker will look at the queue (it runs a
  * task, is looking, was woken, or a start or background start is on its way).
  *
@@ -295,7 +296,7 @@ public class EngineLincheckTest {
       check(state.seats() == engine.runQueue.size() + holding, "seats != queued + held");
       check(engine.spinners() == spinners, "spinner count != spinners + woken workers");
       check(engine.idle.size() == parkedUnsignalled, "idle stack != parked, unwoken workers");
-      check(engine.isStarting() == (unopened > 0), "starting held without a worker to open it");
+      check(engine.startsInFlight() == unopened, "starts in flight != workers yet to open them");
       check(engine.runQueue.isEmpty() || someoneLooks,
           "LOST WAKE-UP: a task is queued and nobody looks");
     }
@@ -306,7 +307,7 @@ public class EngineLincheckTest {
             .append(" queued=").append(engine.runQueue.size())
             .append(" spinning=").append(engine.spinners())
             .append(" idle=").append(engine.idle.size())
-            .append(" starting=").append(engine.isStarting())
+            .append(" starting=").append(engine.startsInFlight())
             .append(" background=").append(background.size());
         for (int i = 0; i < SLOTS; i++) {
           Worker w = workers[i];
