@@ -123,8 +123,8 @@ public final class ShardedPool extends AbstractWorkerPool {
 
   /**
    * Offers the task to each shard, starting at {@code first}: first to those with a worker at hand
-   * (idle or spinning), so that a task never waits for a thread start in one shard while another
-   * has a worker free, then to every shard. Returns the taker or -1.
+   * (idle or spinning, a hint read at placement), then to every shard, so a task goes where no
+   * thread start is needed when it can. Once placed it stays in its shard. Returns the taker or -1.
    */
   private int probe(int first, TaskKind kind, Object arg) {
     for (int pass = 0; pass < 2; pass++) {
@@ -211,7 +211,7 @@ public final class ShardedPool extends AbstractWorkerPool {
 
   @Override
   public void shutdown() {
-    timers.close(); // first: the shards may terminate as soon as they are shut down
+    timers.close(); // first, waiting out fires in flight: the shards then still take their tasks
     for (BoundedPool p : shards) {
       p.shutdown();
     }
@@ -256,7 +256,8 @@ public final class ShardedPool extends AbstractWorkerPool {
         return false;
       }
     }
-    // A fire of this pool's timers that met terminated shards cancels its task: a moment at most.
+    // Shutdown closes this pool's timers, and waits out their fires in flight, before it shuts the
+    // shards down; a reboot may race us, so read the state rather than assume it.
     while (!timers.isQuiet()) {
       if (deadline - System.nanoTime() <= 0) {
         return false;
