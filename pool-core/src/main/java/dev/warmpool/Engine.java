@@ -195,7 +195,10 @@ final class Engine {
         return null;
       }
       if (!w.claimFirst()) {
-        return null; // a shutdownNow handed the task back while the factory ran: it was accepted
+        // A shutdownNow handed the task back while the factory ran: it was accepted. The failed
+        // start's slot may have been all that kept the pool from terminating.
+        host.tryTerminate();
+        return null;
       }
       if (!admitted) {
         return failure;

@@ -56,6 +56,45 @@ class FactoryProtocolFaultsTest {
 
   @AutoClose final PoolFixture fixture = new PoolFixture();
 
+  /**
+   * shutdownNow takes back the task of an execute whose factory is still running; the factory then
+   * fails, giving back the slot it held. That slot was all that kept the pool from terminating, so
+   * its release must terminate the pool (found by AdversarialReviewTest's chaos rounds, 1 of 80, in a
+   * CI run; deterministic here).
+   */
+  @Test
+  void poolTerminatesWhenAStartFailsAfterShutdownNowTookItsTaskBack_guarantee9() throws Exception {
+    String name = uniqueName("takenback-");
+    CountDownLatch inFactory = new CountDownLatch(1);
+    CountDownLatch fail = new CountDownLatch(1);
+    ThreadFactory factory = r -> {
+      inFactory.countDown();
+      try {
+        fail.await();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      throw new IllegalStateException("no thread after all");
+    };
+    WorkerPool pool = fixture.track(WorkerPool.builder().name(name).capacity(2).maxIdle(HOUR)
+        .threadFactory(factory).build());
+    AtomicInteger ran = new AtomicInteger();
+    PoolFixture.Caller<Void> caller = fixture.call("execute", () -> pool.execute(ran::incrementAndGet));
+    assertThat(inFactory.await(5, SECONDS)).as("the execute's factory call began").isTrue();
+
+    List<Runnable> back = pool.shutdownNow();
+    fail.countDown();
+    caller.future().get(5, SECONDS); // accepted (handed back), not rejected
+
+    assertThat(back).as("handed back").hasSize(1);
+    assertThat(pool.awaitTermination(5, SECONDS)).as("terminated").isTrue();
+    assertThat(ran.get()).isZero();
+    PoolStats st = pool.stats();
+    assertThat(st.submitted()).isEqualTo(1);
+    assertThat(st.workers()).isZero();
+    assertThat(st.rejected()).isZero();
+  }
+
   // ---------------------------------------------------------------------------------------------
   // Fault 1 (guarantees 4, 11, 13): the factory starts its thread, then fails
 
