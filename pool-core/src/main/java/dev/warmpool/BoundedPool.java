@@ -110,18 +110,21 @@ final class BoundedPool extends SeatPool {
     }
     // Only a user's own execute or tryExecute on this pool (the calls that answer at once) may
     // call the factory on the caller's thread, and be rejected by its failure; enqueue and submit
-    // never block in it, nor does a sharded pool's probe or a subpool's forwarded task (a kind
-    // that is not itself a task), whose start goes to the background.
+    // never block in it, nor does a subpool's forwarded task (a kind that is not itself a task);
+    // their starts go to the background. A sharded pool's execute probes with PROBE_EXECUTE.
     Throwable failure = engine.place(kind, arg, mode == Mode.ADMITTED,
-        (mode == Mode.EXECUTE || mode == Mode.TRY) && counted);
+        (mode == Mode.EXECUTE || mode == Mode.TRY || mode == Mode.PROBE_EXECUTE) && counted);
     if (failure == null) {
       return true;
     }
     if (counted) {
       accounting.withdrawn();
     }
-    accounting.rejected();
     giveBackSeat();
+    if (mode == Mode.PROBE_EXECUTE) {
+      return false; // a sharded pool tries its next shard: not a rejection
+    }
+    accounting.rejected();
     throw new RejectedExecutionException("pool '" + name + "' could not start a worker thread",
         failure);
   }
@@ -163,10 +166,6 @@ final class BoundedPool extends SeatPool {
     return engine.workers();
   }
 
-  /** Whether a worker is idle or spinning, so a task placed now needs no thread start; a hint. */
-  boolean hasWorkerAtHand() {
-    return engine.idle.size() > 0 || engine.spinners() > 0;
-  }
 
   boolean isRunning() {
     return state.isRunning();

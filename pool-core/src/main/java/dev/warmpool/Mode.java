@@ -14,6 +14,14 @@ enum Mode {
    * shuts down.
    */
   ADMITTED,
-  /** Like {@link #TRY}, but a refusal is not a rejection: a sharded pool probing its shards. */
-  PROBE
+  /**
+   * Like {@link #TRY}, but a refusal is not a rejection: a sharded pool's {@code enqueue} or
+   * {@code submit} probing its shards (never starts a thread on the caller's thread).
+   */
+  PROBE,
+  /**
+   * Like {@link #PROBE}, for a sharded pool's {@code execute} or {@code tryExecute}: may start a
+   * worker on the caller's thread, and a failed start is a refusal too, so the next shard is tried.
+   */
+  PROBE_EXECUTE
 }

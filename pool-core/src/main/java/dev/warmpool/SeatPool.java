@@ -153,7 +153,7 @@ abstract class SeatPool extends AbstractWorkerPool implements TaskEnvelope.Owner
       accounting.rejected();
       return false;
     }
-    if (mode == Mode.PROBE) {
+    if (mode == Mode.PROBE || mode == Mode.PROBE_EXECUTE) {
       return false;
     }
     if (nonblocking && mode != Mode.ADMITTED) {

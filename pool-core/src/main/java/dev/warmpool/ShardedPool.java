@@ -14,9 +14,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <p>When the chosen shard cannot take a task at once, the others are tried before the task waits
  * (blocking mode, in the chosen shard's line) or is rejected (nonblocking mode), so a nonblocking
- * sharded pool rejects only when every shard is full. Shards with an idle or spinning worker are
- * tried first. A task a shard accepted stays in that shard: if that shard cannot start a thread, the
- * start is retried there (the task is not moved to another shard). Stats are the sum of the shards'; {@link
+ * sharded pool rejects only when every shard is full. For {@code execute} and {@code tryExecute} a
+ * shard that cannot start a thread refuses, and the next is tried. A task that {@code enqueue} or
+ * {@code submit} placed stays in its shard: if that shard cannot start a thread, the start is retried
+ * there (the task is not moved to another shard). Stats are the sum of the shards'; {@link
  * #resize} spreads the new capacity evenly.
  */
 public final class ShardedPool extends AbstractWorkerPool {
@@ -92,7 +93,7 @@ public final class ShardedPool extends AbstractWorkerPool {
     if (shards.length == 1 || mode == Mode.ADMITTED) {
       return shards[first].dispatch(kind, arg, mode);
     }
-    int taker = probe(first, kind, arg);
+    int taker = probe(first, kind, arg, Mode.PROBE_EXECUTE);
     return taker >= 0 || shards[first].dispatch(kind, arg, mode);
   }
 
@@ -102,13 +103,10 @@ public final class ShardedPool extends AbstractWorkerPool {
     if (shards.length > 1 && mode != Mode.ADMITTED) {
       // Every shard is offered the task before it waits or is rejected in the first one: a free
       // seat anywhere takes it (guarantee 14), as the probe does for execute.
-      for (int pass = 0; pass < 2; pass++) { // as in probe: shards with a worker at hand first
-        for (int i = 0; i < shards.length; i++) {
-          BoundedPool shard = shards[(first + i) % shards.length];
-          TaskHandle h = pass == 1 || shard.hasWorkerAtHand() ? shard.tryEnqueue(kind, arg) : null;
-          if (h != null) {
-            return h;
-          }
+      for (int i = 0; i < shards.length; i++) {
+        TaskHandle h = shards[(first + i) % shards.length].tryEnqueue(kind, arg);
+        if (h != null) {
+          return h;
         }
       }
     }
@@ -118,21 +116,20 @@ public final class ShardedPool extends AbstractWorkerPool {
   @Override
   boolean dispatchTimed(TaskKind kind, Object arg, long nanos) throws InterruptedException {
     int first = pick();
-    return probe(first, kind, arg) >= 0 || shards[first].dispatchTimed(kind, arg, nanos);
+    return probe(first, kind, arg, Mode.PROBE_EXECUTE) >= 0
+        || shards[first].dispatchTimed(kind, arg, nanos);
   }
 
   /**
-   * Offers the task to each shard, starting at {@code first}: first to those with a worker at hand
-   * (idle or spinning, a hint read at placement), then to every shard, so a task goes where no
-   * thread start is needed when it can. Once placed it stays in its shard. Returns the taker or -1.
+   * Offers the task to each shard once, in placement order from {@code first}; returns the taker
+   * or -1. With {@link Mode#PROBE_EXECUTE} a shard may start a worker on the caller's thread, and a
+   * shard whose start fails refuses, so the next shard (perhaps one with an idle worker) is tried.
    */
-  private int probe(int first, TaskKind kind, Object arg) {
-    for (int pass = 0; pass < 2; pass++) {
-      for (int i = 0; i < shards.length; i++) {
-        int s = (first + i) % shards.length;
-        if ((pass == 1 || shards[s].hasWorkerAtHand()) && shards[s].dispatch(kind, arg, Mode.PROBE)) {
-          return s;
-        }
+  private int probe(int first, TaskKind kind, Object arg, Mode probe) {
+    for (int i = 0; i < shards.length; i++) {
+      int s = (first + i) % shards.length;
+      if (shards[s].dispatch(kind, arg, probe)) {
+        return s;
       }
     }
     return -1;
