@@ -325,9 +325,6 @@ class SecondReviewTest {
    * FAILS 6 of 6 runs (deterministic: forced by latches).
    */
   @Test
-  @Disabled("Known limitation, documented in ShardedPool and the issue 20 note: a task a shard"
-      + " accepted stays in that shard; if its thread starts keep failing it is retried there"
-      + " (guarantee 11: kept and retried), not moved to another shard. Kept as the reproducer.")
   void noTaskWaitsForAFailingShardsStartWhileAnotherShardHasAnIdleWorker_guarantees11_14()
       throws Exception {
     String name = uniqueName("rev2-shard-");
