@@ -33,8 +33,4 @@ final class LateHandle {
     TaskHandle h = handle;
     return h != null && h.cancel();
   }
-
-  boolean isCancelled() {
-    return cancelled;
-  }
 }

@@ -166,11 +166,6 @@ class TaskEnvelope implements TaskHandle {
     return state == CANCELLED;
   }
 
-  /** Whether the task ran, was withdrawn, expired or was handed back. */
-  final boolean isDone() {
-    return state >= DONE;
-  }
-
   @Override
   public String toString() {
     return "TaskHandle[" + switch (state) {
