@@ -32,10 +32,7 @@ abstract class AbstractWorkerPool extends AbstractExecutorService implements Wor
   abstract boolean dispatchTimed(TaskKind kind, Object arg, long nanos) throws InterruptedException;
 
   /** Delayed and periodic tasks not yet done, lanes' included; those not yet due end at shutdown. */
-  final Timers timers = new Timers(this::timersQuiet);
-
-  /** The timers became quiet after shutdown closed them: the pool may terminate now. */
-  void timersQuiet() {}
+  final Timers timers = new Timers();
 
   /**
    * Hands a due delayed task to a worker. It is admitted work: it waits its turn and is never

@@ -2,32 +2,41 @@ package dev.warmpool;
 
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The worker pool: admission by seats and the waiting line ({@link SeatPool}) over an
- * {@link Engine} that owns the workers. A seated task is placed in the engine; the engine asks back
- * only through its {@link Engine.Host} role: the capacity, the run state, and the seat of a finished
- * task (passed to the head of the line, or given back).
+ * The worker pool: its {@link Admission} (seats and the waiting line), its {@link Lifecycle}
+ * (shutdown, termination, reboot, subpools) and its {@link Accounting}, wired to an {@link Engine}
+ * that owns the workers. Each part sees the others only through small roles, all implemented by
+ * {@link Wiring}: a seated task is placed in the engine; the engine asks back for the capacity, the
+ * run state and the seat of a finished task; the lifecycle asks whether workers remain.
  */
-final class BoundedPool extends SeatPool {
+final class BoundedPool extends AbstractWorkerPool {
   private final long maxIdleNanos;
   private final AtomicInteger threadNumber = new AtomicInteger();
+  final Accounting accounting;
+  final Admission admission;
+  final Lifecycle lifecycle;
   final Engine engine;
 
   BoundedPool(WorkerPool.Builder b) {
-    super(b.name, b.capacity, b.nonblocking, b.maxWaiting, new Accounting(b.failureHandler));
     this.maxIdleNanos = b.maxIdleNanos;
+    this.accounting = new Accounting(b.failureHandler);
+    Wiring wiring = new Wiring();
+    this.admission = new Admission(b.name, "pool '" + b.name + "'", b.capacity, b.nonblocking,
+        b.maxWaiting, accounting, null, true, wiring, this::tryTerminate);
+    this.lifecycle = new Lifecycle(admission, timers, wiring);
+    timers.onQuiet(this::tryTerminate);
     ThreadFactory factory = b.threadFactory != null ? b.threadFactory : defaultFactory(b.daemon);
-    this.engine = new Engine(new Host(), accounting, b.capacity, b.maxIdleNanos, b.ticker,
-        new ThreadStarter(factory, counters), SharedTimer.INSTANCE, ThreadStarter.ASYNC,
+    this.engine = new Engine(wiring, accounting, b.capacity, b.maxIdleNanos, b.ticker,
+        new ThreadStarter(factory, accounting.counters), SharedTimer.INSTANCE, ThreadStarter.ASYNC,
         Worker::awaitSignal, Engine.SPINS);
   }
 
   private ThreadFactory defaultFactory(boolean daemon) {
+    String name = admission.name;
     return r -> {
       Thread t = new Thread(r, name + "-" + Integer.toUnsignedString(threadNumber.incrementAndGet()));
       t.setDaemon(daemon);
@@ -35,48 +44,97 @@ final class BoundedPool extends SeatPool {
     };
   }
 
-  /** The engine's view of this pool: seats, line and run state, nothing else. */
-  private final class Host implements Engine.Host {
+  private void tryTerminate() {
+    lifecycle.tryTerminate();
+  }
+
+  /** The roles the pool's parts see of each other; nothing else of the pool. */
+  private final class Wiring implements Engine.Host, Admission.Placement, Lifecycle.Host {
+    // Engine.Host: seats, line and run state
+
     @Override
     public int capacity() {
-      return capacity;
+      return admission.capacity;
     }
 
     @Override
     public boolean isRunning() {
-      return state.isRunning();
+      return admission.state.isRunning();
     }
 
     @Override
     public boolean hasWaiters() {
-      return line.size() > 0;
+      return admission.line.size() > 0;
     }
 
     @Override
     public TaskEnvelope passSeat() {
-      if (line.size() > 0 && state.seats() <= capacity) {
-        TaskEnvelope e = line.poll();
-        if (e != null) {
-          taken(e);
-          return e;
-        }
-      }
-      return null;
+      return admission.passSeat();
     }
 
     @Override
     public void releaseSeat() {
-      giveBackSeat();
+      admission.giveBackSeat();
     }
 
     @Override
     public int seats() {
-      return state.seats();
+      return admission.state.seats();
     }
 
     @Override
     public void tryTerminate() {
-      BoundedPool.this.tryTerminate();
+      lifecycle.tryTerminate();
+    }
+
+    // Admission.Placement: a seated task goes to the engine
+
+    @Override
+    public boolean place(TaskKind kind, Object arg, Mode mode) {
+      return BoundedPool.this.place(kind, arg, mode, kind.countsAsTask());
+    }
+
+    @Override
+    public boolean placeEntry(TaskEnvelope e, Mode mode) {
+      return BoundedPool.this.place(TaskEnvelope.KIND, e, mode, e.kind.countsAsTask());
+    }
+
+    @Override
+    public TaskEnvelope newEntry(TaskKind kind, Object arg, Thread caller, int state) {
+      return new TaskEnvelope(admission, kind, arg, caller, state);
+    }
+
+    @Override
+    public void handOff(TaskEnvelope e) {
+      engine.queue(TaskEnvelope.KIND, e);
+    }
+
+    @Override
+    public void withdrawnQueued(TaskEnvelope e) {
+      // nothing beyond the counts: the worker that reaches it skips it and gives its seat back
+    }
+
+    @Override
+    public int busy() {
+      return engine.busy();
+    }
+
+    // Lifecycle.Host: the workers
+
+    @Override
+    public boolean quiescent() {
+      return engine.workers() == 0;
+    }
+
+    @Override
+    public void shutDown() {
+      engine.retireAllIdle();
+      engine.cleaner.update();
+    }
+
+    @Override
+    public void terminated() {
+      engine.cleaner.update();
     }
   }
 
@@ -84,23 +142,33 @@ final class BoundedPool extends SeatPool {
   // Submission
 
   @Override
-  TaskEnvelope newEntry(TaskKind kind, Object arg, Thread caller, int state) {
-    return new TaskEnvelope(this, kind, arg, caller, state);
+  boolean dispatch(TaskKind kind, Object arg, Mode mode) {
+    return admission.dispatch(kind, arg, mode);
   }
 
   @Override
-  boolean placeEntry(TaskEnvelope e, Mode mode) {
-    return place(TaskEnvelope.KIND, e, mode, e.kind.countsAsTask());
+  TaskHandle enqueue(TaskKind kind, Object arg, Mode mode) {
+    return admission.enqueue(kind, arg, mode);
   }
 
   @Override
-  void handOff(TaskEnvelope e) {
-    engine.queue(TaskEnvelope.KIND, e);
+  boolean dispatchTimed(TaskKind kind, Object arg, long nanos) throws InterruptedException {
+    return admission.dispatchTimed(kind, arg, nanos);
+  }
+
+  /** See {@link Admission#tryEnqueue}: a sharded pool's probe. */
+  TaskHandle tryEnqueue(TaskKind kind, Object arg) {
+    return admission.tryEnqueue(kind, arg);
   }
 
   @Override
-  boolean place(TaskKind kind, Object arg, Mode mode) {
-    return place(kind, arg, mode, kind.countsAsTask());
+  void checkOpen() {
+    admission.checkOpen();
+  }
+
+  @Override
+  PoolClosedException closed() {
+    return admission.closed();
   }
 
   /** With a seat taken for the task: counts it, then hands it to the engine. */
@@ -120,17 +188,45 @@ final class BoundedPool extends SeatPool {
     if (counted) {
       accounting.withdrawn();
     }
-    giveBackSeat();
+    admission.giveBackSeat();
     if (mode == Mode.PROBE_EXECUTE) {
       return false; // a sharded pool tries its next shard: not a rejection
     }
-    accounting.rejected();
-    throw new RejectedExecutionException("pool '" + name + "' could not start a worker thread",
-        failure);
+    throw admission.noThread(failure);
+  }
+
+  @Override
+  public WorkerPool newSubpool(String name, int capacity) {
+    return newSubpool(name, capacity, admission.nonblocking, admission.maxWaiting);
+  }
+
+  @Override
+  public WorkerPool newSubpool(String name, int capacity, boolean nonblocking, int maxWaiting) {
+    return Subpool.of(this, admission, lifecycle, name, capacity, nonblocking, maxWaiting);
+  }
+
+  @Override
+  public SerialExecutor newSerialExecutor() {
+    return new SerialLane(this, admission);
   }
 
   // ---------------------------------------------------------------------------------------------
   // Configuration and stats
+
+  @Override
+  public String name() {
+    return admission.name;
+  }
+
+  @Override
+  public int capacity() {
+    return admission.capacity;
+  }
+
+  @Override
+  public boolean isNonblocking() {
+    return admission.nonblocking;
+  }
 
   @Override
   public Duration maxIdle() {
@@ -141,15 +237,15 @@ final class BoundedPool extends SeatPool {
   public void resize(int newCapacity) {
     WorkerPool.Builder.checkCapacity(newCapacity);
     int old;
-    synchronized (resizeLock) {
-      old = capacity;
+    synchronized (lifecycle.resizeLock) {
+      old = admission.capacity;
       if (newCapacity > old) { // room first: seats and workers may grow once capacity is written
         engine.grow(newCapacity);
       }
-      capacity = newCapacity;
+      admission.capacity = newCapacity;
     }
     if (newCapacity > old) {
-      drainLine(); // new seats serve the line first
+      admission.drainLine(); // new seats serve the line first
       engine.grown();
     } else {
       engine.shrunk();
@@ -166,54 +262,58 @@ final class BoundedPool extends SeatPool {
     return engine.workers();
   }
 
-
   boolean isRunning() {
-    return state.isRunning();
+    return admission.state.isRunning();
   }
 
-  @Override
   int busy() {
     return engine.busy();
   }
 
   @Override
   public PoolStats stats() {
-    return counters.snapshot(capacity, engine.workers(), busy(), engine.idle.size(), line.size());
+    return accounting.counters.snapshot(admission.capacity, engine.workers(), busy(),
+        engine.idle.size(), admission.line.size());
   }
 
   // ---------------------------------------------------------------------------------------------
   // Lifecycle
 
   @Override
-  void afterShutdown() {
-    engine.retireAllIdle();
-    engine.cleaner.update();
+  public void shutdown() {
+    lifecycle.shutdown();
   }
 
   @Override
   public List<Runnable> shutdownNow() {
-    List<Runnable> tasks = shutdownLine();
+    List<Runnable> tasks = lifecycle.shutdownNowLine();
     engine.handBackAndInterrupt(tasks);
-    tryTerminate();
+    lifecycle.tryTerminate();
     return tasks;
   }
 
   @Override
-  boolean quiescent() {
-    return engine.workers() == 0;
+  public boolean isShutdown() {
+    return lifecycle.isShutdown();
   }
 
   @Override
-  void terminated() {
-    engine.cleaner.update();
+  public boolean isTerminated() {
+    return lifecycle.isTerminated();
   }
 
+  /** Waits for the terminated state, then for the worker threads to end. */
   @Override
   public boolean awaitTermination(long timeout, TimeUnit unit) throws InterruptedException {
     long deadline = System.nanoTime() + Math.min(unit.toNanos(timeout), Long.MAX_VALUE / 4);
-    if (!awaitTerminated(timeout, unit)) {
+    if (!lifecycle.awaitTerminated(timeout, unit)) {
       return false;
     }
     return engine.joinAll(deadline);
+  }
+
+  @Override
+  public void reboot() {
+    lifecycle.reboot();
   }
 }

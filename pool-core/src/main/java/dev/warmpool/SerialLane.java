@@ -23,7 +23,7 @@ import java.util.function.Function;
  * meanwhile is never stranded. So a lane holds at most one seat or one place in line.
  *
  * <p><b>Admission.</b> Until one of the lane's own dispatches has been accepted, {@link #execute}
- * calls are serialized on {@code admission}, and the first one dispatches in the caller's mode, so a
+ * calls are serialized on {@code firstDispatch}, and the first one dispatches in the caller's mode, so a
  * rejection concerns exactly the caller's task: it is taken back out of the queue before the
  * exception is thrown. Anything else queued meanwhile (a due delayed task, which is admitted work)
  * is dispatched again as admitted. Once admitted, the lane dispatches in
@@ -35,9 +35,9 @@ import java.util.function.Function;
  * very moment of {@code shutdownNow} may still run its queued tasks: they were taken with the
  * carrier, as a plain task taken by a worker runs.
  *
- * <p><b>Closing.</b> {@link #close()} cancels the queued tasks and, with nothing left, takes the
- * lane's carrier out of the pool's waiting line, so a closed lane holds no place under
- * {@code maxWaiting}; a carrier already taken by a worker just finds the queue empty.
+ * <p><b>Closing.</b> {@link #close()} cancels the queued tasks and, with nothing left, cancels the
+ * lane's entry (its one place in the pool), so a closed lane holds no place under
+ * {@code maxWaiting}; a carrier already started by a worker just finds the queue empty.
  */
 final class SerialLane implements SerialExecutor {
   /** Tasks a lane runs before yielding its worker, if others wait in line. */
@@ -69,22 +69,42 @@ final class SerialLane implements SerialExecutor {
   };
 
   private static final VarHandle TIMERS;
+  private static final VarHandle PLACE;
 
   static {
     try {
-      TIMERS = MethodHandles.lookup().findVarHandle(SerialLane.class, "timers", Timers.class);
+      MethodHandles.Lookup l = MethodHandles.lookup();
+      TIMERS = l.findVarHandle(SerialLane.class, "timers", Timers.class);
+      PLACE = l.findVarHandle(SerialLane.class, "place", TaskEnvelope.class);
     } catch (ReflectiveOperationException e) {
       throw new ExceptionInInitializerError(e);
     }
   }
 
-  private final SeatPool pool;
+  private final AbstractWorkerPool pool;
+  private final Admission admission;
   private final Accounting accounting;
   private final ConcurrentLinkedQueue<Runnable> queue = new ConcurrentLinkedQueue<>();
   private final AtomicBoolean scheduled = new AtomicBoolean();
+  /**
+   * The lane's place in the pool's line: its one entry, reused for each dispatch that must wait
+   * for a seat, once its last trip has ended ({@link TaskEnvelope#reset}); a new one only while the
+   * last is still on its way. Giving up the place is cancelling this entry. (A dispatch that finds
+   * a free seat needs no entry; a subpool's lane gets a new entry each time, since a subpool's
+   * envelope binds its place in the parent once.)
+   *
+   * <p>Whoever uses the entry takes it out of this field first (get and set null), so one thread
+   * at a time owns it: a dispatch (which resets it and hands it to the pool) and
+   * {@link #leaveLine} (which cancels it) never act on it together, and a cancel never reaches the
+   * next trip of an entry it saw on an earlier one. A dispatch publishes the entry only after the
+   * hand-off, so a cancel never finds it waiting but not yet linked in line. Null while in use, or
+   * if the lane has never been dispatched.
+   */
+  @SuppressWarnings("unused") // through PLACE
+  private volatile TaskEnvelope place;
   /** Pending delayed tasks, for close(); made on first use, since most lanes never schedule. */
   private volatile Timers timers;
-  private final Object admission = new Object();
+  private final Object firstDispatch = new Object();
   /**
    * A due delayed task enters the lane as admitted work; its handle takes it back out of the queue.
    * Null if the lane closed before it came due, and throws if the pool terminated: the timer then
@@ -100,9 +120,10 @@ final class SerialLane implements SerialExecutor {
   private volatile boolean admitted;
   private volatile boolean closed;
 
-  SerialLane(SeatPool pool) {
+  SerialLane(AbstractWorkerPool pool, Admission admission) {
     this.pool = pool;
-    this.accounting = pool.accounting;
+    this.admission = admission;
+    this.accounting = admission.accounting;
   }
 
   @Override
@@ -110,7 +131,7 @@ final class SerialLane implements SerialExecutor {
     AbstractWorkerPool.requireTask(task);
     checkOpen();
     if (!admitted) {
-      synchronized (admission) {
+      synchronized (firstDispatch) {
         if (!admitted) {
           admit(task);
           refuseIfClosed(task);
@@ -140,11 +161,11 @@ final class SerialLane implements SerialExecutor {
   private void refuseIfClosed(Runnable task) {
     if (closed && withdraw(task)) {
       leaveLine(); // close may have seen our task and kept the lane's place: give it up now
-      throw pool.laneClosed();
+      throw admission.laneClosed();
     }
   }
 
-  /** Under {@code admission}: the lane's first dispatch, in the caller's mode. */
+  /** Under {@code firstDispatch}: the lane's first dispatch, in the caller's mode. */
   private void admit(Runnable task) {
     queue.offer(task);
     accounting.accepted(); // before the hand-off: no snapshot shows it completed first
@@ -152,7 +173,7 @@ final class SerialLane implements SerialExecutor {
       return; // a due delayed task holds a place for the lane already: this task rides along
     }
     try {
-      pool.dispatch(KIND, this, Mode.ENQUEUE);
+      dispatch(Mode.ENQUEUE);
     } catch (RuntimeException rejected) {
       boolean withdrawn = withdraw(task);
       scheduled.set(false);
@@ -194,7 +215,30 @@ final class SerialLane implements SerialExecutor {
     }
     if (pool.isTerminated() && withdraw(task)) {
       // The pool terminated between checkOpen and our offer, while another call held the lane.
-      throw pool.closed();
+      throw admission.closed();
+    }
+  }
+
+  /**
+   * Sends the lane to the pool: as a plain task if a seat is free, else in its entry (which waits
+   * in line); by the thread that set {@code scheduled} only. Throws
+   * as the pool's enqueue does (a rejection in {@link Mode#ENQUEUE}; only a terminated pool refuses
+   * {@link Mode#ADMITTED}).
+   */
+  private void dispatch(Mode mode) {
+    if (admission.tryPlacePlain(KIND, this, mode)) {
+      return; // a free seat: queued for a worker as a plain task, no entry needed
+    }
+    TaskEnvelope e = (TaskEnvelope) PLACE.getAndSet(this, null);
+    if (e == null || !e.reset()) {
+      e = admission.newEntry(KIND, this);
+    }
+    admission.enqueue(e, mode);
+    PLACE.setVolatile(this, e);
+    if (closed || queue.isEmpty()) {
+      // Publish (the place), then check: a racing close, execute or cancel may have emptied the
+      // lane before our place was published, and found no place to give up.
+      leaveLine();
     }
   }
 
@@ -202,24 +246,19 @@ final class SerialLane implements SerialExecutor {
   private void scheduleAdmitted() {
     if (scheduled.compareAndSet(false, true)) {
       try {
-        pool.dispatch(KIND, this, Mode.ADMITTED);
+        dispatch(Mode.ADMITTED);
       } catch (RejectedExecutionException terminated) {
         scheduled.set(false);
         throw terminated;
-      }
-      if (closed) {
-        // Publish (the place in line), then check: a racing execute may have withdrawn its task
-        // from the closed lane before our place was linked, and found no place to give up.
-        leaveLine();
       }
     }
   }
 
   private void checkOpen() {
     if (closed) {
-      throw pool.laneClosed();
+      throw admission.laneClosed();
     }
-    pool.checkOpen();
+    admission.checkOpen();
   }
 
   /** Runs on a pool worker: runs queued tasks in order until the lane is empty or yields. */
@@ -241,8 +280,8 @@ final class SerialLane implements SerialExecutor {
           continue;
         }
         runOne(t);
-        if (++ran >= BUDGET && pool.hasWaiters()) {
-          pool.dispatch(KIND, this, Mode.ADMITTED); // yield the worker: rejoin the end of the line
+        if (++ran >= BUDGET && admission.hasWaiters()) {
+          dispatch(Mode.ADMITTED); // yield the worker: rejoin the end of the line (a new entry)
           return;
         }
       }
@@ -307,7 +346,7 @@ final class SerialLane implements SerialExecutor {
     DelayedTask<Void> started = task.start(delayNanos);
     if (started == null) {
       checkOpen();
-      throw pool.laneClosed(); // the lane closed after our check
+      throw admission.laneClosed(); // the lane closed after our check
     }
     return started;
   }
@@ -315,7 +354,7 @@ final class SerialLane implements SerialExecutor {
   private Timers timers() {
     Timers t = timers;
     if (t == null) {
-      // Not under `admission`: a first dispatch may hold it for as long as a thread factory blocks.
+      // Not under `firstDispatch`: a first dispatch may hold it for as long as a thread factory blocks.
       Timers made = Timers.ofLane();
       t = TIMERS.compareAndSet(this, null, made) ? made : timers;
       if (closed) {
@@ -355,13 +394,22 @@ final class SerialLane implements SerialExecutor {
   }
 
   /**
-   * With nothing left to run, the lane gives up its place in the pool's line, so that waiting and
-   * maxWaiting count only live work (a carrier that a worker already took just finds the queue
-   * empty). Only a dispatched lane can have a place: an idle lane takes no line lock.
+   * With nothing left to run, the lane gives up its place in the pool by cancelling its entry
+   * (waiting in line, or queued for a worker), so that waiting and maxWaiting count only live work;
+   * an entry a worker has started just finds the queue empty. Only a dispatched lane can have a
+   * place: an idle lane takes no lock.
    */
   private void leaveLine() {
-    if (scheduled.get() && queue.isEmpty() && pool.withdrawCarrier(this)) {
-      unschedule();
+    if (scheduled.get() && queue.isEmpty()) {
+      TaskEnvelope e = (TaskEnvelope) PLACE.getAndSet(this, null);
+      if (e == null) {
+        return; // not published yet (its dispatch checks after publishing), or another leaves
+      }
+      boolean left = e.cancel();
+      PLACE.compareAndSet(this, null, e); // back for reuse, unless a dispatch published a newer one
+      if (left) {
+        unschedule();
+      }
     }
   }
 

@@ -2,6 +2,7 @@ package dev.warmpool;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -12,7 +13,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * mode and counters, running its tasks on its parent's workers.
  *
  * <h2>Implementation notes</h2>
- * Admission is {@link SeatPool}'s: a task takes a seat of the subpool or waits in the subpool's line.
+ * Admission is its own {@link Admission}: a task takes a seat of the subpool or waits in the subpool's
+ * line.
  * A task holding a seat is a {@link Seat} and is <em>forwarded</em> to the parent as one task of
  * {@link #KIND}: a nonblocking subpool (or a {@code tryExecute}) offers it to the parent in
  * {@link Mode#TRY}, so a full parent refuses it at the submitting call; otherwise it is enqueued in
@@ -29,18 +31,18 @@ import java.util.concurrent.atomic.AtomicInteger;
  * was withdrawn before running, a shutdownNow handed it back, the parent refused it) exactly one
  * gives its seat back. shutdownNow finds the subpool's tasks there.
  *
- * <p><b>Termination.</b> The parent terminates only after its subpools
- * ({@link SeatPool#hasSubpools}); so while a subpool has a seated task or an entry in line, its
+ * <p><b>Termination.</b> The parent terminates only after its subpools (its
+ * {@link Lifecycle}'s children); so while a subpool has a seated task or an entry in line, its
  * parent has not terminated and still takes the subpool's admitted work.
  */
-final class Subpool extends SeatPool {
+final class Subpool extends AbstractWorkerPool {
 
   /** A forwarded task of a subpool, as the parent queues and runs it. */
   static final TaskKind KIND = new TaskKind() {
     @Override
     void run(Object arg, Accounting accounting, Worker worker) {
       Seat s = (Seat) arg;
-      s.subpool().run(s, worker);
+      s.subpool.run(s, worker);
     }
 
     @Override
@@ -49,7 +51,7 @@ final class Subpool extends SeatPool {
       if (s.transition(TaskEnvelope.QUEUED, TaskEnvelope.HANDED_BACK)) {
         s.kind.handBack(s.arg, out);
       }
-      s.subpool().release(s);
+      s.subpool.release(s);
     }
 
     @Override
@@ -63,42 +65,144 @@ final class Subpool extends SeatPool {
    * its place in the parent's line, which is known only after the hand-off ({@link LateHandle}).
    */
   static final class Seat extends TaskEnvelope {
+    final Subpool subpool;
     final LateHandle outer = new LateHandle();
 
-    Seat(Subpool pool, TaskKind kind, Object arg, Thread caller, int state) {
-      super(pool, kind, arg, caller, state);
+    Seat(Subpool subpool, TaskKind kind, Object arg, Thread caller, int state) {
+      super(subpool.admission, kind, arg, caller, state);
+      this.subpool = subpool;
     }
 
-    Subpool subpool() {
-      return (Subpool) owner;
+    @Override
+    boolean reset() {
+      return false; // its place in the parent is bound once
     }
   }
 
-  final SeatPool parent;
+  /** The parent's door: where seated tasks are forwarded. */
+  private final AbstractWorkerPool parent;
+  private final Admission parentAdmission;
+  private final Lifecycle parentLifecycle;
+  final Accounting accounting;
+  final Admission admission;
+  final Lifecycle lifecycle;
   private final Set<Seat> seated = ConcurrentHashMap.newKeySet();
   private final AtomicInteger running = new AtomicInteger();
 
-  Subpool(SeatPool parent, String name, int capacity, boolean nonblocking, int maxWaiting) {
-    super(name, capacity, nonblocking, maxWaiting, new Accounting(parent.accounting));
+  private Subpool(AbstractWorkerPool parent, Admission parentAdmission, Lifecycle parentLifecycle,
+      String name, int capacity, boolean nonblocking, int maxWaiting) {
     this.parent = parent;
+    this.parentAdmission = parentAdmission;
+    this.parentLifecycle = parentLifecycle;
+    this.accounting = new Accounting(parentAdmission.accounting);
+    Wiring wiring = new Wiring();
+    this.admission = new Admission(name, "subpool '" + name + "' of " + parentAdmission.description,
+        capacity, nonblocking, maxWaiting, accounting, parentAdmission, false, wiring,
+        this::tryTerminate);
+    this.lifecycle = new Lifecycle(admission, timers, wiring);
+    timers.onQuiet(this::tryTerminate);
+  }
+
+  /** Makes a subpool of the pool whose door, admission and lifecycle are given. */
+  static Subpool of(AbstractWorkerPool parent, Admission parentAdmission, Lifecycle parentLifecycle,
+      String name, int capacity, boolean nonblocking, int maxWaiting) {
+    Objects.requireNonNull(name, "name must not be null");
+    WorkerPool.Builder.checkCapacity(capacity);
+    if (maxWaiting < 0) {
+      throw new IllegalArgumentException("maxWaiting must be >= 0, was " + maxWaiting);
+    }
+    parentAdmission.checkOpen();
+    Subpool sub = new Subpool(parent, parentAdmission, parentLifecycle, name, capacity, nonblocking,
+        maxWaiting);
+    parentLifecycle.adopt(sub);
+    return sub;
+  }
+
+  private void tryTerminate() {
+    lifecycle.tryTerminate();
+  }
+
+  /** The roles the subpool's parts see of each other. */
+  private final class Wiring implements Admission.Placement, Lifecycle.Host {
+    @Override
+    public boolean place(TaskKind kind, Object arg, Mode mode) {
+      return placeEntry(new Seat(Subpool.this, kind, arg, null, TaskEnvelope.QUEUED), mode);
+    }
+
+    @Override
+    public boolean placeEntry(TaskEnvelope e, Mode mode) {
+      return Subpool.this.placeEntry((Seat) e, mode);
+    }
+
+    @Override
+    public TaskEnvelope newEntry(TaskKind kind, Object arg, Thread caller, int state) {
+      return new Seat(Subpool.this, kind, arg, caller, state);
+    }
+
+    @Override
+    public void handOff(TaskEnvelope e) {
+      // Admitted work: never refused for load, and the parent cannot have terminated (see notes).
+      forward((Seat) e, Mode.ADMITTED);
+    }
+
+    @Override
+    public void withdrawnQueued(TaskEnvelope e) {
+      Seat s = (Seat) e;
+      if (s.outer.cancel()) {
+        release(s); // it left the parent's line; else the worker that reaches it gives the seat back
+      }
+    }
+
+    @Override
+    public int busy() {
+      return running.get();
+    }
+
+    @Override
+    public boolean quiescent() {
+      return true; // no workers of its own
+    }
+
+    @Override
+    public void shutDown() {
+      // no workers of its own to let go
+    }
+
+    @Override
+    public void terminated() {
+      parentLifecycle.childTerminated(Subpool.this);
+    }
   }
 
   // ---------------------------------------------------------------------------------------------
   // Forwarding to the parent
 
   @Override
-  TaskEnvelope newEntry(TaskKind kind, Object arg, Thread caller, int state) {
-    return new Seat(this, kind, arg, caller, state);
+  boolean dispatch(TaskKind kind, Object arg, Mode mode) {
+    return admission.dispatch(kind, arg, mode);
   }
 
   @Override
-  boolean place(TaskKind kind, Object arg, Mode mode) {
-    return placeEntry(new Seat(this, kind, arg, null, TaskEnvelope.QUEUED), mode);
+  TaskHandle enqueue(TaskKind kind, Object arg, Mode mode) {
+    return admission.enqueue(kind, arg, mode);
   }
 
   @Override
-  boolean placeEntry(TaskEnvelope e, Mode mode) {
-    Seat s = (Seat) e;
+  boolean dispatchTimed(TaskKind kind, Object arg, long nanos) throws InterruptedException {
+    return admission.dispatchTimed(kind, arg, nanos);
+  }
+
+  @Override
+  void checkOpen() {
+    admission.checkOpen();
+  }
+
+  @Override
+  PoolClosedException closed() {
+    return admission.closed();
+  }
+
+  private boolean placeEntry(Seat s, Mode mode) {
     boolean counted = s.kind.countsAsTask();
     if (counted) {
       accounting.accepted(); // before the hand-off: no snapshot shows it completed first
@@ -122,18 +226,11 @@ final class Subpool extends SeatPool {
     if (mode == Mode.PROBE) {
       return false;
     }
-    accounting.rejected();
     if (mode == Mode.TRY) {
+      accounting.rejected();
       return false;
     }
-    throw new PoolOverloadedException(describe() + " is overloaded: its parent "
-        + parent.describe() + " has every seat taken (capacity " + parent.capacity() + ")");
-  }
-
-  @Override
-  void handOff(TaskEnvelope e) {
-    // Admitted work: never refused for load, and the parent cannot have terminated (see notes).
-    forward((Seat) e, Mode.ADMITTED);
+    throw admission.parentFull(parentAdmission);
   }
 
   /**
@@ -143,7 +240,8 @@ final class Subpool extends SeatPool {
    */
   private boolean forward(Seat s, Mode mode) {
     seated.add(s);
-    boolean onlyNow = mode == Mode.TRY || mode == Mode.PROBE || (nonblocking && mode != Mode.ADMITTED);
+    boolean onlyNow = mode == Mode.TRY || mode == Mode.PROBE
+        || (admission.nonblocking && mode != Mode.ADMITTED);
     boolean taken;
     try {
       if (!onlyNow) {
@@ -187,7 +285,7 @@ final class Subpool extends SeatPool {
     } finally {
       running.decrementAndGet();
       s.finish();
-      if (accounting.stopping && !parent.accounting.stopping()) {
+      if (accounting.stopping && !parentAdmission.accounting.stopping()) {
         Thread.interrupted(); // our shutdownNow's interrupt was for this task, not the next
       }
       release(s);
@@ -197,38 +295,8 @@ final class Subpool extends SeatPool {
   /** Gives the task's seat back, once: it finished, or will never run. */
   private void release(Seat s) {
     if (seated.remove(s)) {
-      giveBackSeat();
+      admission.giveBackSeat();
     }
-  }
-
-  @Override
-  public void withdrawnQueued(TaskEnvelope e) {
-    super.withdrawnQueued(e);
-    Seat s = (Seat) e;
-    if (s.outer.cancel()) {
-      release(s); // it left the parent's line; otherwise the worker that reaches it gives the seat back
-    }
-  }
-
-  @Override
-  boolean withdrawCarrier(SerialLane lane) {
-    if (super.withdrawCarrier(lane)) {
-      return true;
-    }
-    for (Seat s : seated) { // a closing lane's carrier may wait in the parent's line
-      if (s.arg == lane && s.transition(TaskEnvelope.QUEUED, TaskEnvelope.CANCELLED)) {
-        if (s.outer.cancel()) {
-          release(s);
-        }
-        return true;
-      }
-    }
-    return false;
-  }
-
-  @Override
-  boolean hasWaiters() {
-    return line.size() > 0 || parent.hasWaiters();
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -240,17 +308,42 @@ final class Subpool extends SeatPool {
   }
 
   @Override
-  public void resize(int newCapacity) {
-    WorkerPool.Builder.checkCapacity(newCapacity);
-    synchronized (resizeLock) {
-      capacity = newCapacity;
-    }
-    drainLine(); // new seats serve the line first; a shrink takes effect as tasks finish
+  public String name() {
+    return admission.name;
   }
 
   @Override
-  int busy() {
-    return running.get();
+  public int capacity() {
+    return admission.capacity;
+  }
+
+  @Override
+  public boolean isNonblocking() {
+    return admission.nonblocking;
+  }
+
+  @Override
+  public void resize(int newCapacity) {
+    WorkerPool.Builder.checkCapacity(newCapacity);
+    synchronized (lifecycle.resizeLock) {
+      admission.capacity = newCapacity;
+    }
+    admission.drainLine(); // new seats serve the line first; a shrink takes effect as tasks finish
+  }
+
+  @Override
+  public WorkerPool newSubpool(String name, int capacity) {
+    return newSubpool(name, capacity, admission.nonblocking, admission.maxWaiting);
+  }
+
+  @Override
+  public WorkerPool newSubpool(String name, int capacity, boolean nonblocking, int maxWaiting) {
+    return Subpool.of(this, admission, lifecycle, name, capacity, nonblocking, maxWaiting);
+  }
+
+  @Override
+  public SerialExecutor newSerialExecutor() {
+    return new SerialLane(this, admission);
   }
 
   /**
@@ -260,19 +353,15 @@ final class Subpool extends SeatPool {
   @Override
   public PoolStats stats() {
     int run = running.get();
-    int queued = Math.max(0, state.seats() - run);
-    return counters.snapshot(capacity, run, run, 0, line.size() + queued);
-  }
-
-  @Override
-  String describe() {
-    return "subpool '" + name + "' of " + parent.describe();
+    int queued = Math.max(0, admission.state.seats() - run);
+    return accounting.counters.snapshot(admission.capacity, run, run, 0,
+        admission.line.size() + queued);
   }
 
   @Override
   public String toString() {
-    return "subpool(\"" + name + "\",capacity=" + capacity + ",nonblocking=" + nonblocking
-        + ") of " + parent;
+    return "subpool(\"" + admission.name + "\",capacity=" + admission.capacity + ",nonblocking="
+        + admission.nonblocking + ") of " + parent;
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -285,7 +374,7 @@ final class Subpool extends SeatPool {
    */
   @Override
   public List<Runnable> shutdownNow() {
-    List<Runnable> tasks = shutdownLine();
+    List<Runnable> tasks = lifecycle.shutdownNowLine();
     for (Seat s : seated) {
       if (s.transition(TaskEnvelope.QUEUED, TaskEnvelope.HANDED_BACK)) {
         s.kind.handBack(s.arg, tasks);
@@ -305,19 +394,24 @@ final class Subpool extends SeatPool {
   }
 
   @Override
-  boolean quiescent() {
-    return true; // no workers of its own
+  public void shutdown() {
+    lifecycle.shutdown();
   }
 
   @Override
-  void terminated() {
-    parent.subpoolTerminated(this);
+  public boolean isShutdown() {
+    return lifecycle.isShutdown();
+  }
+
+  @Override
+  public boolean isTerminated() {
+    return lifecycle.isTerminated();
   }
 
   /** Waits until every task of this subpool has finished or been handed back. */
   @Override
   public boolean awaitTermination(long timeout, TimeUnit unit) throws InterruptedException {
-    return awaitTerminated(timeout, unit);
+    return lifecycle.awaitTerminated(timeout, unit);
   }
 
   /**
@@ -327,14 +421,11 @@ final class Subpool extends SeatPool {
    */
   @Override
   public void reboot() {
-    parent.checkOpen();
-    super.reboot();
+    parentAdmission.checkOpen();
+    lifecycle.reboot();
     // After reopening, so that a late removal for our previous termination cannot undo it (the
-    // parent removes only a subpool that is still terminated).
-    parent.addSubpool(this);
-    if (parent.isShutdown()) { // the parent's shutdown may have missed us: close again
-      shutdown();
-      parent.checkOpen();
-    }
+    // parent removes only a subpool that is still terminated); if the parent's shutdown missed
+    // us, we close again and the call is refused.
+    parentLifecycle.adopt(this);
   }
 }

@@ -142,6 +142,24 @@ class TaskEnvelope implements TaskHandle {
     }
   }
 
+  /**
+   * Makes an envelope whose last trip has ended (done, cancelled, handed back or closed) QUEUED
+   * again for its next one; false if it is still on its way. Only a serial lane reuses its entry,
+   * and only the thread that owns it at that moment calls this (see {@code SerialLane.place}):
+   * nobody else moves an envelope out of an ended state, so a plain write suffices. A stale
+   * reference in the run queue (an entry cancelled while queued) is harmless: each QUEUED trip is
+   * started at most once, by whichever reference a worker reaches first, and every reference holds
+   * its own seat.
+   */
+  boolean reset() {
+    int s = state;
+    if (s == DONE || s == CANCELLED || s == HANDED_BACK || s == CLOSED) {
+      state = QUEUED;
+      return true;
+    }
+    return false;
+  }
+
   @Override
   public boolean cancel() {
     for (;;) {

@@ -42,19 +42,23 @@ final class Timers {
   private final Set<Timer> pending = ConcurrentHashMap.newKeySet();
   /** CLOSED and SWEPT bits, and the number of fires in flight. */
   private final AtomicInteger state = new AtomicInteger();
-  /** Told when the timers become quiet after a close (the owner may terminate). */
-  private final Runnable onQuiet;
+  /** Told when the timers become quiet after a close (the owner may terminate); set once, at wiring. */
+  private volatile Runnable onQuiet = () -> { };
   /** A lane's: closing cancels its due timers too (they are pending tasks of the lane). */
   private final boolean closeCancelsDue;
 
   /** A pool's timers: closing (shutdown) cancels only the timers not yet due. */
-  Timers(Runnable onQuiet) {
-    this(onQuiet, false);
+  Timers() {
+    this(false);
   }
 
-  private Timers(Runnable onQuiet, boolean closeCancelsDue) {
-    this.onQuiet = onQuiet;
+  private Timers(boolean closeCancelsDue) {
     this.closeCancelsDue = closeCancelsDue;
+  }
+
+  /** Tells {@code r} when the timers become quiet after a close: the owner's termination check. */
+  void onQuiet(Runnable r) {
+    onQuiet = r;
   }
 
   /**
@@ -62,7 +66,7 @@ final class Timers {
    * section 5: closing a lane cancels its pending tasks; a run in progress finishes and is the last).
    */
   static Timers ofLane() {
-    return new Timers(() -> { }, true);
+    return new Timers(true);
   }
 
   /** Publishes the timer; then the caller checks {@link #isClosed}. */

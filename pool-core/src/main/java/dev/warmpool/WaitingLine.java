@@ -88,29 +88,6 @@ final class WaitingLine {
     }
   }
 
-  /**
-   * Removes the waiting entry that carries {@code arg} (a lane's carrier), marked CANCELLED; false
-   * if none waits. A scan, but only a closing lane calls it, and a lane has at most one entry.
-   */
-  boolean cancelCarrier(Object arg) {
-    if (size() == 0) {
-      return false; // nothing to scan: no lock
-    }
-    lock.lock();
-    try {
-      for (TaskEnvelope e = head; e != null; e = e.next) {
-        if (e.arg == arg && e.caller == null && e.state == TaskEnvelope.WAITING) {
-          unlink(e);
-          e.state = TaskEnvelope.CANCELLED;
-          return true;
-        }
-      }
-      return false;
-    } finally {
-      lock.unlock();
-    }
-  }
-
   /** Closes the line to new work and removes every blocked caller, marked CLOSED, for waking. */
   List<TaskEnvelope> close() {
     lock.lock();

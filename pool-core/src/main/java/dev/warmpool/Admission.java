@@ -1,0 +1,396 @@
+package dev.warmpool;
+
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * Admission of one pool or subpool: its seats ({@link RunState}) and its FIFO waiting line, which
+ * calls take a seat, wait, or are rejected. It is the one place that builds and counts a rejection.
+ * What happens to a task once it holds a seat is the pool's ({@link Placement}): a pool queues it for
+ * its workers, a subpool forwards it to its parent.
+ *
+ * <h2>Implementation notes</h2>
+ * A task is accepted by taking a seat; it gives the seat back when it finishes. When every seat is
+ * taken, blocking mode puts work in the line; whoever frees a seat hands it to the head of the line,
+ * and new submitters take no seat while the line is not empty, so nobody barges. A joiner links
+ * itself and then drains the line (a seat may have been freed between its try and its link); a
+ * finisher gives its seat back and then drains: publish, then check, on both sides.
+ */
+final class Admission implements TaskEnvelope.Owner {
+
+  /** What the pool does with a task that holds one of its seats. */
+  interface Placement {
+    /**
+     * With a seat taken for the task: counts it, then hands it on. Returns false (after giving the
+     * seat back) only in {@link Mode#TRY} or a probe, when something further on is full.
+     */
+    boolean place(TaskKind kind, Object arg, Mode mode);
+
+    /** Like {@link #place} for a task that travels with its envelope (QUEUED). */
+    boolean placeEntry(TaskEnvelope e, Mode mode);
+
+    /** A new envelope of this pool. */
+    TaskEnvelope newEntry(TaskKind kind, Object arg, Thread caller, int state);
+
+    /** A line entry was handed a seat (and its caller woken): send it on to run. */
+    void handOff(TaskEnvelope e);
+
+    /** A QUEUED envelope was withdrawn by its handle: what the pool must undo beyond the counts. */
+    void withdrawnQueued(TaskEnvelope e);
+
+    /** Tasks running now, for messages. */
+    int busy();
+  }
+
+  final String name;
+  /** "pool 'x'", or "subpool 'y' of pool 'x'": how messages name the pool. */
+  final String description;
+  final boolean nonblocking;
+  final int maxWaiting;
+  volatile int capacity;
+  final RunState state = new RunState();
+  final WaitingLine line = new WaitingLine();
+  final Accounting accounting;
+  /**
+   * Whether a seated task may travel as a plain kind and argument (a pool), or always needs an
+   * envelope (a subpool's {@link Subpool.Seat}).
+   */
+  private final boolean plainPlacement;
+  /** The parent's admission, for a subpool: its line also counts as waiters. */
+  private final Admission parent;
+  private final Placement placement;
+  /** Told when a seat or a line entry went away while the pool is shut down: it may terminate. */
+  private final Runnable mayTerminate;
+
+  Admission(String name, String description, int capacity, boolean nonblocking, int maxWaiting,
+      Accounting accounting, Admission parent, boolean plainPlacement, Placement placement,
+      Runnable mayTerminate) {
+    this.plainPlacement = plainPlacement;
+    this.name = name;
+    this.description = description;
+    this.capacity = capacity;
+    this.nonblocking = nonblocking;
+    this.maxWaiting = maxWaiting;
+    this.accounting = accounting;
+    this.parent = parent;
+    this.placement = placement;
+    this.mayTerminate = mayTerminate;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Submission
+
+  /**
+   * Proceeds in three steps: if nobody waits in line, take a free seat by CAS; with a seat, place
+   * the task; without one, reject (nonblocking, TRY) or wait in line ({@link #whenFull}).
+   */
+  boolean dispatch(TaskKind kind, Object arg, Mode mode) {
+    if (line.size() == 0 && state.tryTakeSeat(capacity, mode == Mode.ADMITTED)) {
+      return placement.place(kind, arg, mode);
+    }
+    return whenFull(kind, arg, mode, null);
+  }
+
+  /** Like {@link #dispatch} in {@link Mode#ENQUEUE} or {@link Mode#ADMITTED}, with a handle. */
+  TaskEnvelope enqueue(TaskKind kind, Object arg, Mode mode) {
+    TaskEnvelope e = placement.newEntry(kind, arg, null, TaskEnvelope.QUEUED);
+    enqueue(e, mode);
+    return e;
+  }
+
+  /**
+   * Places an envelope of this pool (QUEUED, caller-less), or puts it in line: how a serial lane
+   * dispatches its one reusable entry.
+   */
+  void enqueue(TaskEnvelope e, Mode mode) {
+    if (line.size() == 0 && state.tryTakeSeat(capacity, mode == Mode.ADMITTED)) {
+      placement.placeEntry(e, mode);
+    } else {
+      e.state = TaskEnvelope.WAITING;
+      whenFull(e.kind, e.arg, mode, e);
+    }
+  }
+
+  /**
+   * Places the task if a seat is free now and it may travel without an envelope; false, with
+   * nothing done, otherwise. A serial lane dispatches so, and uses its entry only to wait in line.
+   */
+  boolean tryPlacePlain(TaskKind kind, Object arg, Mode mode) {
+    return plainPlacement && line.size() == 0
+        && state.tryTakeSeat(capacity, mode == Mode.ADMITTED) && placement.place(kind, arg, mode);
+  }
+
+  /** A new caller-less envelope of this pool, QUEUED (a serial lane's entry). */
+  TaskEnvelope newEntry(TaskKind kind, Object arg) {
+    return placement.newEntry(kind, arg, null, TaskEnvelope.QUEUED);
+  }
+
+  /**
+   * Places the task with its handle if a seat is free now; else null, which is not a rejection (a
+   * sharded pool offering a task to each shard in turn).
+   */
+  TaskHandle tryEnqueue(TaskKind kind, Object arg) {
+    if (line.size() == 0 && state.tryTakeSeat(capacity, false)) {
+      TaskEnvelope e = placement.newEntry(kind, arg, null, TaskEnvelope.QUEUED);
+      return placement.placeEntry(e, Mode.PROBE) ? e : null;
+    }
+    return null;
+  }
+
+  /** Like {@link #dispatch} in blocking mode, giving up after {@code nanos}. */
+  boolean dispatchTimed(TaskKind kind, Object arg, long nanos) throws InterruptedException {
+    if (nonblocking || nanos == 0) {
+      return dispatch(kind, arg, Mode.TRY);
+    }
+    if (line.size() == 0 && state.tryTakeSeat(capacity, false)) {
+      return placement.place(kind, arg, Mode.EXECUTE);
+    }
+    if (!state.isRunning()) {
+      throw closed();
+    }
+    long deadline = System.nanoTime() + Math.min(nanos, Long.MAX_VALUE / 4);
+    TaskEnvelope e = join(placement.newEntry(kind, arg, Thread.currentThread(),
+        TaskEnvelope.WAITING), false);
+    try {
+      return awaitTaken(e, true, deadline);
+    } catch (InterruptedWaitException interrupted) {
+      throw new InterruptedException("interrupted while waiting for a seat in " + description);
+    }
+  }
+
+  /** No seat was free (or the line was not empty): reject, or join the line. */
+  private boolean whenFull(TaskKind kind, Object arg, Mode mode, TaskEnvelope handle) {
+    if (!state.isRunning() && !(mode == Mode.ADMITTED && !state.isTerminated())) {
+      throw closed();
+    }
+    if (mode == Mode.TRY) {
+      accounting.rejected();
+      return false;
+    }
+    if (mode == Mode.PROBE || mode == Mode.PROBE_EXECUTE) {
+      return false;
+    }
+    if (nonblocking && mode != Mode.ADMITTED) {
+      throw overloaded();
+    }
+    if (mode == Mode.EXECUTE) {
+      return awaitTaken(join(placement.newEntry(kind, arg, Thread.currentThread(),
+          TaskEnvelope.WAITING), false), false, 0L);
+    }
+    join(handle != null ? handle : placement.newEntry(kind, arg, null, TaskEnvelope.WAITING),
+        mode == Mode.ADMITTED);
+    return true;
+  }
+
+  /** Puts the entry in line (or throws), then drains: a seat may have come free meanwhile. */
+  private TaskEnvelope join(TaskEnvelope e, boolean admitted) {
+    switch (line.offer(e, admitted ? Integer.MAX_VALUE : maxWaiting, admitted)) {
+      case FULL -> {
+        accounting.rejected();
+        throw new PoolOverloadedException(description + " is overloaded: every seat is taken"
+            + " (capacity " + capacity + ", busy " + placement.busy() + ") and the waiting line"
+            + " is full (maxWaiting " + maxWaiting + ")");
+      }
+      case REFUSED -> throw closed();
+      case LINKED -> {
+        if (e.caller == null && e.kind.countsAsTask()) {
+          accounting.accepted();
+        }
+      }
+    }
+    drainLine();
+    return e;
+  }
+
+  /**
+   * Parks the caller until its entry gets a seat, or until {@code deadline} if timed.
+   *
+   * @return true if taken, false on timeout
+   */
+  private boolean awaitTaken(TaskEnvelope e, boolean timed, long deadline) {
+    // A busy worker usually finishes a tiny task within a microsecond and takes the entry at once;
+    // spinning that long is much cheaper than a park/unpark round trip.
+    for (int i = 0; i < Engine.SPINS && e.state == TaskEnvelope.WAITING; i++) {
+      Thread.onSpinWait();
+    }
+    boolean interrupted = false;
+    try {
+      for (;;) {
+        int s = e.state;
+        if (s == TaskEnvelope.CLOSED) {
+          throw closed();
+        }
+        if (s != TaskEnvelope.WAITING) {
+          return true;
+        }
+        interrupted |= Thread.interrupted();
+        if (interrupted && line.cancel(e)) {
+          accounting.rejected();
+          if (timed) {
+            interrupted = false; // reported by the InterruptedException instead
+            throw new InterruptedWaitException();
+          }
+          throw new RejectedExecutionException("interrupted while waiting for a seat in "
+              + description + "; the task was not accepted", new InterruptedException());
+        }
+        long left = timed ? deadline - System.nanoTime() : 1L;
+        if (left <= 0) {
+          if (line.cancel(e)) {
+            accounting.rejected();
+            return false;
+          }
+          continue;
+        }
+        e.parked = true; // then re-check the state: a taker reads parked after writing state
+        if (e.state != TaskEnvelope.WAITING) {
+          continue;
+        }
+        if (timed) {
+          LockSupport.parkNanos(this, left);
+        } else {
+          LockSupport.park(this);
+        }
+      }
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  /** Signals an interrupt of a timed wait through awaitTaken, which cannot throw it directly. */
+  private static final class InterruptedWaitException extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    InterruptedWaitException() {
+      super(null, null, false, false);
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Withdrawal, seats and the line
+
+  /** Withdraws a waiting entry through its handle; false if it is no longer waiting. */
+  @Override
+  public boolean withdraw(TaskEnvelope e) {
+    if (!line.cancel(e)) {
+      return false;
+    }
+    if (e.kind.countsAsTask()) {
+      accounting.withdrawn();
+    }
+    if (!state.isRunning()) {
+      mayTerminate.run(); // a shutdown may have been waiting for the line only
+    }
+    return true;
+  }
+
+  /** An entry that held a seat was withdrawn by its handle before a worker reached it. */
+  @Override
+  public void withdrawnQueued(TaskEnvelope e) {
+    if (e.kind.countsAsTask()) {
+      accounting.withdrawn();
+    }
+    placement.withdrawnQueued(e);
+  }
+
+  /** Whether work waits for a seat, here or (for a subpool) in the parent's line. */
+  boolean hasWaiters() {
+    return line.size() > 0 || (parent != null && parent.hasWaiters());
+  }
+
+  /** Pairs line entries with free seats, oldest first, and hands them off. */
+  void drainLine() {
+    while (line.size() > 0) {
+      if (!state.tryTakeSeat(capacity, true)) { // line entries were accepted: also while shutting down
+        return;
+      }
+      TaskEnvelope e = line.poll();
+      if (e == null) {
+        state.releaseSeat();
+        mayTerminate.run();
+        continue;
+      }
+      taken(e);
+      placement.handOff(e);
+    }
+  }
+
+  /**
+   * A finished task's seat goes straight to the head of the line, if there is one and the seats
+   * are within capacity (after a shrink they are not): returns the entry, now holding that seat.
+   */
+  TaskEnvelope passSeat() {
+    if (line.size() > 0 && state.seats() <= capacity) {
+      TaskEnvelope e = line.poll();
+      if (e != null) {
+        taken(e);
+        return e;
+      }
+    }
+    return null;
+  }
+
+  /** An entry got a seat: a blocked caller's task now counts as accepted and the caller wakes. */
+  private void taken(TaskEnvelope e) {
+    if (e.caller != null) {
+      accounting.accepted();
+      if (e.parked) {
+        LockSupport.unpark(e.caller);
+      }
+    }
+  }
+
+  /** Gives back one seat and serves the line with it. */
+  void giveBackSeat() {
+    state.releaseSeat();
+    if (line.size() > 0) {
+      drainLine();
+    }
+    if (!state.isRunning()) {
+      mayTerminate.run();
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Rejections: each is counted once, here, and names the pool
+
+  PoolOverloadedException overloaded() {
+    accounting.rejected();
+    return new PoolOverloadedException(description + " is overloaded: every seat is taken"
+        + " (capacity " + capacity + ", busy " + placement.busy() + ")");
+  }
+
+  /** A subpool's seated task that its full parent refused. */
+  PoolOverloadedException parentFull(Admission parentAdmission) {
+    accounting.rejected();
+    return new PoolOverloadedException(description + " is overloaded: its parent "
+        + parentAdmission.description + " has every seat taken (capacity "
+        + parentAdmission.capacity + ")");
+  }
+
+  /** A task that got a seat, but no worker thread could be started for it. */
+  RejectedExecutionException noThread(Throwable failure) {
+    accounting.rejected();
+    return new RejectedExecutionException(description + " could not start a worker thread",
+        failure);
+  }
+
+  /** A rejection by a closed serial lane of this pool. */
+  RejectedExecutionException laneClosed() {
+    accounting.rejected();
+    return new RejectedExecutionException("serial lane of " + description + " is closed");
+  }
+
+  PoolClosedException closed() {
+    accounting.rejected();
+    return new PoolClosedException(description + " is shut down");
+  }
+
+  /** Throws {@link PoolClosedException} if the pool is shut down. */
+  void checkOpen() {
+    if (!state.isRunning()) {
+      throw closed();
+    }
+  }
+}

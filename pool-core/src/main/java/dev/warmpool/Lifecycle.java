@@ -1,0 +1,211 @@
+package dev.warmpool;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.WeakHashMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * The life of one pool or subpool: shutdown, termination, reboot, and its child pools (subpools),
+ * over its {@link Admission} and its {@link Timers}. What only the pool knows (its workers) it asks
+ * through {@link Host}.
+ *
+ * <p><b>Termination.</b> A pool terminates when it is shut down, holds no seat, its timers are quiet,
+ * no child is open, its line is empty and the host is quiescent. The last checks, the state change
+ * and the read of this generation's {@code termination} future are one step under the line's lock,
+ * as is a reboot's reopening: so a reboot that races the end of termination either comes after it
+ * (and installs a fresh generation that only its own termination completes) or finds the pool not
+ * terminated, and a caller whose first checks saw an earlier generation cannot terminate a later one.
+ */
+final class Lifecycle {
+
+  /** What the lifecycle needs from the pool beyond admission and timers. */
+  interface Host {
+    /** Whether nothing but the seats and the line keeps the pool from terminating (no workers). */
+    boolean quiescent();
+
+    /** The line closed at shutdown: let idle workers go. */
+    void shutDown();
+
+    /** Called once when this generation of the pool has terminated. */
+    void terminated();
+  }
+
+  private final Admission admission;
+  private final RunState state;
+  private final WaitingLine line;
+  private final Timers timers;
+  private final Host host;
+  /** Guards capacity changes against each other, and reboot. */
+  final Object resizeLock = new Object();
+  /**
+   * Completed when this generation terminates; a reboot installs a fresh one. Replaced and completed
+   * only under the line's lock, together with the state change (see {@link #tryTerminate}).
+   */
+  private volatile CompletableFuture<Void> termination = new CompletableFuture<>();
+  /**
+   * Child pools not yet terminated; this pool terminates only after all of them. Held weakly: a
+   * child nobody references has no work either (a task, lane or timer of a subpool references it),
+   * so dropping it loses nothing, and a caller may make views freely. Guarded by itself.
+   */
+  private final Map<WorkerPool, Boolean> children = new WeakHashMap<>();
+
+  Lifecycle(Admission admission, Timers timers, Host host) {
+    this.admission = admission;
+    this.state = admission.state;
+    this.line = admission.line;
+    this.timers = timers;
+    this.host = host;
+  }
+
+  boolean isShutdown() {
+    return !state.isRunning();
+  }
+
+  boolean isTerminated() {
+    return state.isTerminated();
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Children
+
+  void addChild(WorkerPool child) {
+    synchronized (children) {
+      children.put(child, Boolean.TRUE);
+    }
+  }
+
+  /**
+   * Registers a new or rebooted child, then checks this pool's state (publish, then check, against
+   * {@link #shutdown}, which closes the state and then sweeps the children): a child that a
+   * shutdown's sweep missed is shut down here, and the call is refused.
+   */
+  void adopt(WorkerPool child) {
+    addChild(child);
+    if (isShutdown()) {
+      child.shutdown();
+      admission.checkOpen();
+    }
+  }
+
+  /** A child terminated: it no longer holds this pool open. */
+  void childTerminated(WorkerPool child) {
+    synchronized (children) {
+      if (child.isTerminated()) { // not if a reboot reopened it since: it holds this pool open again
+        children.remove(child);
+      }
+    }
+    tryTerminate();
+  }
+
+  private boolean hasChildren() {
+    synchronized (children) {
+      return !children.isEmpty();
+    }
+  }
+
+  private List<WorkerPool> children() {
+    synchronized (children) {
+      return new ArrayList<>(children.keySet());
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Shutdown and termination
+
+  /**
+   * Closes the line and the state: callers blocked in line wake with {@link PoolClosedException},
+   * entries without a caller stay to run; timers not yet due are cancelled; children shut down
+   * first, so their accepted work still reaches this pool.
+   */
+  void shutdown() {
+    shutdownChildren();
+    state.shutdown();
+    // Publish, then check, against adopt: a child made or rebooted during the first sweep saw us
+    // open and is not in it.
+    shutdownChildren();
+    for (TaskEnvelope e : line.close()) {
+      LockSupport.unpark(e.caller);
+    }
+    timers.close();
+    admission.drainLine();
+    host.shutDown();
+    tryTerminate();
+  }
+
+  private void shutdownChildren() {
+    for (WorkerPool child : children()) {
+      child.shutdown();
+    }
+  }
+
+  /**
+   * The first half of shutdownNow: hands back the children's work and the line's, marks the pool
+   * stopping and shuts it down. The pool then hands back what it holds beyond the line.
+   */
+  List<Runnable> shutdownNowLine() {
+    List<Runnable> tasks = new ArrayList<>();
+    for (WorkerPool child : children()) {
+      tasks.addAll(child.shutdownNow());
+    }
+    admission.accounting.stopping = true;
+    shutdown();
+    for (TaskEnvelope e : line.drain()) {
+      if (e.caller != null) {
+        LockSupport.unpark(e.caller);
+      } else {
+        e.kind.handBack(e.arg, tasks);
+      }
+    }
+    return tasks;
+  }
+
+  /** Terminates if nothing holds the pool open any more (see the class notes). */
+  void tryTerminate() {
+    // Not before shutdown has swept the timers and no fire is handing one on: a timer that could
+    // still complete would be pending on a terminated pool.
+    if (state.state() != RunState.SHUTDOWN || state.seats() != 0 || !timers.isQuiet()
+        || hasChildren() || !host.quiescent()) {
+      return;
+    }
+    CompletableFuture<Void> ended = line.terminateIfEmpty(
+        () -> !hasChildren() && host.quiescent() && state.terminate() ? termination : null);
+    if (ended != null) {
+      host.terminated();
+      ended.complete(null);
+    }
+  }
+
+  /** Waits for the terminated state (not for the threads: the pool waits for those itself). */
+  boolean awaitTerminated(long timeout, TimeUnit unit) throws InterruptedException {
+    CompletableFuture<Void> t = termination;
+    try {
+      t.get(timeout, unit);
+      return true;
+    } catch (TimeoutException notYet) {
+      return false;
+    } catch (ExecutionException never) {
+      throw new AssertionError(never); // completed only normally
+    }
+  }
+
+  /** Reopens a terminated pool: a fresh generation, an open line, open timers. */
+  void reboot() {
+    synchronized (resizeLock) {
+      if (!state.isTerminated()) {
+        throw new IllegalStateException(admission.description + " is not terminated");
+      }
+      admission.accounting.stopping = false;
+      timers.reopen();
+      line.reopen(() -> {
+        termination = new CompletableFuture<>();
+        state.reopen();
+      });
+    }
+  }
+}
