@@ -69,7 +69,12 @@ final class DelayedTask<V> extends FutureTask<V>
       // The fire holds the pool's timers open until the task is handed on: the pool does not
       // terminate in between, so the hand-off is accepted or the future completes first.
       if (!owner.tryBeginFire()) {
-        cancelIfPending(); // closing raced this fire: the timer was not due when it closed
+        // Closing raced this fire: the timer was not due when it closed. The close's sweep (or,
+        // for a periodic re-arm the sweep saw DUE, the re-arm's own check) cancels it: it stays
+        // registered and PENDING until then. Not here: this fire is not counted, so the close
+        // would not wait for it, and a cancel begun here (phase taken, future not yet cancelled)
+        // lost the sweep's CAS and let the pool report terminated with this timer's future not
+        // done (guarantee 7). The close waits for its own sweep.
         return;
       }
       try {
@@ -120,6 +125,11 @@ final class DelayedTask<V> extends FutureTask<V>
     }
     arm(System.nanoTime() + clamp(delayNanos));
     return this;
+  }
+
+  /** The task's entry on the timer, whose {@code fire} runs on the timer thread; for tests. */
+  SharedTimer.Task timerEntry() {
+    return entry;
   }
 
   private boolean ownerClosed() {

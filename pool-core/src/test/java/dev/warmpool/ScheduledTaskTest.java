@@ -124,6 +124,60 @@ class ScheduledTaskTest {
         .isInstanceOf(PoolClosedException.class);
   }
 
+  /**
+   * The timer thread dequeues a due timer of a sharded pool; before its fire looks at the pool's
+   * timers, shutdown() closes them (CLOSED) and sweeps. The fire is not counted in the close (it
+   * found the timers closed), so nothing waits for it: if it cancelled the timer itself (phase
+   * PENDING -> OFF, then the future), a preemption between the two made the sweep skip the timer
+   * and the pool report terminated with the future not done (SecondReviewTest, 1 of 3 CI runs).
+   * The fire must leave the timer to the sweep, which the close waits for. A hostile timer, first
+   * in the sweep (hash 0: the first bin of the pending set, registered before the task), runs the
+   * fire at that point, on the shutting-down thread. FAILED deterministically before the fix (the
+   * fire completed the future).
+   */
+  @Test
+  void aFireThatFindsItsPoolClosingLeavesTheTimerToTheSweep_guarantee7() throws Exception {
+    ShardedPool p = ShardedPool.of(2, ShardedPool.Placement.ROUND_ROBIN,
+        WorkerPool.builder().name("sched-fire-closing").capacity(1));
+    pools.add(p);
+    AtomicReference<DelayedTask<?>> task = new AtomicReference<>();
+    AtomicReference<String> inSweep = new AtomicReference<>();
+    p.timers.register(new Timers.Timer() {
+      @Override
+      public void cancelIfPending() { // called by shutdown's sweep, the timers now CLOSED
+        DelayedTask<?> t = task.get();
+        boolean sweptBefore = t.isDone();
+        t.timerEntry().fire(); // what the timer thread does with the task it dequeued
+        inSweep.set("closed=" + p.timers.isClosed() + " sweptBefore=" + sweptBefore
+            + " doneByFire=" + t.isDone());
+      }
+
+      @Override
+      public boolean cancel(boolean mayInterruptIfRunning) {
+        return false;
+      }
+
+      @Override
+      public int hashCode() {
+        return 0;
+      }
+
+      @Override
+      public boolean equals(Object o) {
+        return o == this;
+      }
+    });
+    ScheduledFuture<?> f = p.schedule(() -> {}, 1, TimeUnit.HOURS);
+    task.set((DelayedTask<?>) f);
+
+    p.shutdown();
+
+    assertThat(inSweep.get()).isEqualTo("closed=true sweptBefore=false doneByFire=false");
+    assertThat(p.awaitTermination(5, TimeUnit.SECONDS)).isTrue();
+    assertThat(f.isCancelled()).as("cancelled by the sweep before the pool terminated").isTrue();
+    assertThat(p.timers.isQuiet()).isTrue();
+  }
+
   @Test
   void periodicArgumentsAreValidated() {
     WorkerPool p = pool(WorkerPool.builder().name("sched-args"));
