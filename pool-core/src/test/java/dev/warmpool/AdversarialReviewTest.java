@@ -3,6 +3,8 @@ package dev.warmpool;
 import static dev.warmpool.PoolFixture.awaitWaiting;
 import static dev.warmpool.PoolFixture.eventually;
 import static dev.warmpool.PoolFixture.uniqueName;
+import static dev.warmpool.PoolFixture.waitUntil;
+import static dev.warmpool.TestFactories.quietDaemon;
 import static java.util.concurrent.TimeUnit.SECONDS;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -29,7 +31,6 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(60)
 class AdversarialReviewTest {
   private static final Duration HOUR = Duration.ofHours(1);
-  private static final Thread.UncaughtExceptionHandler QUIET = (t, e) -> { };
 
   @AutoClose final PoolFixture fixture = new PoolFixture();
 
@@ -67,27 +68,8 @@ class AdversarialReviewTest {
           Thread.currentThread().interrupt();
         }
       }
-      Thread t = new Thread(r, name + "-" + made.incrementAndGet());
-      t.setDaemon(true);
-      t.setUncaughtExceptionHandler(QUIET);
-      return t;
+      return quietDaemon(r, name + "-" + made.incrementAndGet());
     }
-  }
-
-  private static boolean within(Duration d, java.util.function.BooleanSupplier cond) {
-    long end = System.nanoTime() + d.toNanos();
-    while (System.nanoTime() < end) {
-      if (cond.getAsBoolean()) {
-        return true;
-      }
-      try {
-        Thread.sleep(2);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return cond.getAsBoolean();
-      }
-    }
-    return cond.getAsBoolean();
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -109,16 +91,15 @@ class AdversarialReviewTest {
     WorkerPool parent = fixture.track(WorkerPool.builder().name(name).capacity(2).maxIdle(HOUR)
         .threadFactory(factory).build());
     WorkerPool sub = parent.newSubpool("db", 1);
-    PoolFixture.Gate first = fixture.gate();
-    sub.execute(first.task());
-    Thread w1 = first.awaitArrival();
+    PoolFixture.Gate first = fixture.occupy(sub);
+    Thread w1 = first.thread();
     AtomicInteger secondRuns = new AtomicInteger();
     sub.enqueue(secondRuns::incrementAndGet); // waits in the subpool's line
     awaitWaiting(sub, 1);
     factory.blockFrom = factory.calls.get() + 1; // every further thread start blocks
 
     first.open(); // W1 finishes the first task and forwards the second to the parent
-    boolean ranPromptly = within(Duration.ofSeconds(2), () -> secondRuns.get() == 1);
+    boolean ranPromptly = waitUntil(Duration.ofSeconds(2), () -> secondRuns.get() == 1);
     boolean factoryCalledOnWorker = factory.blockedCallers.contains(w1);
     factory.release.countDown();
     long r0 = System.nanoTime();
@@ -163,7 +144,7 @@ class AdversarialReviewTest {
         .threadFactory(factory).build());
     AtomicInteger ran = new AtomicInteger();
     PoolFixture.Caller<TaskHandle> enq = fixture.call("enqueue", () -> pool.enqueue(ran::incrementAndGet));
-    boolean returned = within(Duration.ofSeconds(1), enq::isDone);
+    boolean returned = waitUntil(Duration.ofSeconds(1), enq::isDone);
     factory.release.countDown();
     enq.result(Duration.ofSeconds(5));
     eventually().atMost(Duration.ofSeconds(5)).until(() -> ran.get() == 1);
@@ -225,9 +206,7 @@ class AdversarialReviewTest {
     String name = uniqueName("advlane-");
     WorkerPool pool = fixture.track(WorkerPool.builder().name(name).capacity(1).maxIdle(HOUR)
         .build());
-    PoolFixture.Gate busy = fixture.gate();
-    pool.execute(busy.task());
-    busy.awaitArrival();
+    PoolFixture.Gate busy = fixture.occupy(pool);
     int rounds = 1000;
     int stranded = 0;
     int refused = 0;
@@ -297,9 +276,7 @@ class AdversarialReviewTest {
     public Thread newThread(Runnable r) {
       java.util.concurrent.ThreadLocalRandom rnd = java.util.concurrent.ThreadLocalRandom.current();
       int roll = rnd.nextInt(20);
-      Thread t = new Thread(r, name + "-" + made.incrementAndGet());
-      t.setDaemon(true);
-      t.setUncaughtExceptionHandler(QUIET);
+      Thread t = quietDaemon(r, name + "-" + made.incrementAndGet());
       switch (roll) {
         case 0 -> throw new IllegalStateException("no thread");
         case 1 -> {
@@ -345,7 +322,7 @@ class AdversarialReviewTest {
       boolean now = round % 2 == 0;
       WorkerPool pool = WorkerPool.builder().name(name).capacity(3).maxIdle(Duration.ofMillis(5))
           .nonblocking(nonblocking).maxWaiting(50).threadFactory(new ChaosFactory(name))
-          .failureHandler(QUIET).build();
+          .failureHandler(TestFactories.QUIET).build();
       fixture.track(pool);
       List<Object[]> accepted = new CopyOnWriteArrayList<>(); // {Tracked, identityInList, kind}
       List<Tracked> rejected = new CopyOnWriteArrayList<>();
@@ -438,7 +415,7 @@ class AdversarialReviewTest {
           if (runs + (handed ? 1 : 0) > 1) {
             r.append(" timer twice");
           }
-          if (runs == 0 && !handed && !within(Duration.ofSeconds(2), f::isDone)) {
+          if (runs == 0 && !handed && !waitUntil(Duration.ofSeconds(2), f::isDone)) {
             r.append(" timer pending on terminated pool");
           }
         } else if (runs + (handed ? 1 : 0) != 1) {

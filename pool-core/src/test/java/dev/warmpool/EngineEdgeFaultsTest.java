@@ -2,30 +2,29 @@ package dev.warmpool;
 
 import static dev.warmpool.PoolFixture.await;
 import static dev.warmpool.PoolFixture.awaitIdle;
+import static dev.warmpool.PoolFixture.awaitQuietly;
 import static dev.warmpool.PoolFixture.awaitWaiting;
 import static dev.warmpool.PoolFixture.eventually;
 import static dev.warmpool.PoolFixture.uniqueName;
+import static dev.warmpool.TestFactories.daemon;
+import static dev.warmpool.TestFactories.quietDaemon;
 import static java.util.concurrent.TimeUnit.MILLISECONDS;
 import static java.util.concurrent.TimeUnit.NANOSECONDS;
 import static java.util.concurrent.TimeUnit.SECONDS;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
 
+import dev.warmpool.TestFactories.ScriptedFactory;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.ThreadFactory;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
-import java.util.function.Function;
 import org.assertj.core.api.SoftAssertions;
 import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
@@ -48,7 +47,6 @@ import org.junit.jupiter.params.provider.EnumSource;
 @Timeout(60) // seconds per test: a hang fails the test instead of stalling the build
 class EngineEdgeFaultsTest {
   private static final Duration HOUR = Duration.ofHours(1);
-  private static final Thread.UncaughtExceptionHandler QUIET = (t, e) -> { };
 
   @AutoClose final PoolFixture fixture = new PoolFixture();
 
@@ -58,7 +56,7 @@ class EngineEdgeFaultsTest {
   @Test
   void terminationWaitsForAcceptedTaskWhenWorkerStartFailsDuringShutdown_fault4() throws Exception {
     String name = uniqueName("fault4-");
-    HostileFactory factory = new HostileFactory(name);
+    ScriptedFactory factory = new ScriptedFactory(name);
     WorkerPool pool = fixture.track(WorkerPool.builder().name(name).capacity(1).maxIdle(HOUR)
         .threadFactory(factory).failureHandler(killsItsWorker()).build());
     PoolFixture.Gate dying = fixture.gate();
@@ -72,7 +70,7 @@ class EngineEdgeFaultsTest {
     awaitWaiting(pool, 1);
 
     pool.shutdown();
-    factory.onNextCall(HostileFactory::fails);
+    factory.onNextCall(ScriptedFactory::fails);
     dying.open(); // the only worker dies; the worker started for the waiting task fails, once
 
     assertThat(pool.awaitTermination(10, SECONDS)).as("terminated within 10 s").isTrue();
@@ -103,9 +101,7 @@ class EngineEdgeFaultsTest {
             if (noThreads.get()) {
               throw new IllegalStateException("no threads today");
             }
-            Thread t = new Thread(r, name + "-worker");
-            t.setDaemon(true);
-            return t;
+            return daemon(r, name + "-worker");
           }).build());
       CountDownLatch release = new CountDownLatch(1);
       pool.execute(() -> await(release));
@@ -137,9 +133,7 @@ class EngineEdgeFaultsTest {
     RUNS_SOMETHING_ELSE;
 
     Thread make(Runnable worker, PoolFixture.Gate hold) {
-      Thread t = new Thread(this == RUNS_THE_WORKER ? worker : hold::pass, "started-" + this);
-      t.setDaemon(true);
-      t.setUncaughtExceptionHandler(QUIET);
+      Thread t = quietDaemon(this == RUNS_THE_WORKER ? worker : hold::pass, "started-" + this);
       t.start();
       return t;
     }
@@ -151,18 +145,17 @@ class EngineEdgeFaultsTest {
       StartedThread kind) {
     String name = uniqueName("fault5direct-");
     PoolFixture.Gate hold = fixture.gate();
-    HostileFactory factory = new HostileFactory(name);
+    ScriptedFactory factory = new ScriptedFactory(name);
     factory.onNextCall(r -> kind.make(r, hold));
     WorkerPool pool = fixture.track(WorkerPool.builder().name(name).capacity(1)
         .maxIdle(Duration.ofMillis(100)).threadFactory(factory).build());
     Probe probe = new Probe();
     PoolFixture.Gate firstGate = fixture.gate();
     Probe.Task first = probe.task(firstGate);
-    List<PoolStats> seen = new ArrayList<>();
 
     // On its own thread: a pool that waited for the started thread to check in would hang here.
-    Throwable outcome = outcomeWithin(fixture.call("execute", () -> pool.execute(first)),
-        Duration.ofSeconds(5));
+    Throwable outcome = fixture.call("execute", () -> pool.execute(first))
+        .outcome(Duration.ofSeconds(5));
     Thread started = factory.made.get(0);
     hold.open();
     if (outcome == null) {
@@ -171,26 +164,8 @@ class EngineEdgeFaultsTest {
       eventually().atMost(Duration.ofSeconds(5))
           .until(() -> !started.isAlive() || firstGate.hasArrived());
     }
-    seen.add(pool.stats());
-    PoolFixture.Gate secondGate = fixture.gate();
-    Probe.Task second = probe.task(secondGate);
-    boolean secondAccepted = pool.tryExecute(second);
-    if (secondAccepted) {
-      secondGate.awaitArrival();
-    }
-    seen.add(pool.stats());
-    firstGate.open();
-    secondGate.open();
-    factory.awaitAllDead(); // every worker expires (maxIdle 100 ms) or exits
-    seen.add(pool.stats());
-    boolean shutDown = pool.isShutdown();
-    Probe.Task later = probe.task();
-    Throwable laterOutcome = outcomeOf(() -> pool.execute(later));
-    if (laterOutcome == null) {
-      eventually().atMost(Duration.ofSeconds(5)).until(() -> later.runs() == 1
-          && pool.stats().completed() + pool.stats().failed() == pool.stats().submitted());
-    }
-    PoolStats end = pool.stats();
+    Aftermath after = secondThenLaterTask(pool, factory, probe, firstGate);
+    PoolStats end = after.end();
 
     boolean firstAccepted = outcome == null;
     SoftAssertions.assertSoftly(s -> {
@@ -203,22 +178,19 @@ class EngineEdgeFaultsTest {
             .isInstanceOf(IllegalThreadStateException.class);
         s.assertThat(first.runs()).as("runs of the first task, rejected").isZero();
       }
-      s.assertThat(secondAccepted)
+      s.assertThat(after.secondAccepted())
           .as("tryExecute of a second task while the first %s the only seat",
               firstAccepted ? "held" : "(rejected) did not hold")
           .isEqualTo(!firstAccepted);
-      s.assertThat(second.runs()).as("runs of the second task").isEqualTo(secondAccepted ? 1 : 0);
+      s.assertThat(after.second().runs()).as("runs of the second task")
+          .isEqualTo(after.secondAccepted() ? 1 : 0);
       s.assertThat(probe.mostAtOnce()).as("most tasks running at once, capacity 1").isEqualTo(1);
-      s.assertThat(shutDown).as("pool reads shut down, though nobody closed it (%s)", seen)
-          .isFalse();
-      s.assertThat(laterOutcome).as("a later execute").isNull();
-      s.assertThat(later.runs()).as("runs of the later task").isEqualTo(1);
-      seen.forEach(st -> assertSane(s, st, 1));
-      int accepted = (firstAccepted ? 1 : 0) + (secondAccepted ? 1 : 0) + 1;
+      after.assertThePoolRecovered(s);
+      int accepted = (firstAccepted ? 1 : 0) + (after.secondAccepted() ? 1 : 0) + 1;
       s.assertThat(end.submitted()).as("submitted at quiescence (%s)", end).isEqualTo(accepted);
       s.assertThat(end.completed()).as("completed at quiescence (%s)", end).isEqualTo(accepted);
       s.assertThat(end.rejected()).as("rejected at quiescence (%s)", end)
-          .isEqualTo((firstAccepted ? 0 : 1) + (secondAccepted ? 0 : 1));
+          .isEqualTo((firstAccepted ? 0 : 1) + (after.secondAccepted() ? 0 : 1));
       s.assertThat(end.workers()).as("workers at quiescence (%s)", end).isBetween(0, 1);
     });
   }
@@ -229,7 +201,7 @@ class EngineEdgeFaultsTest {
       StartedThread kind) {
     String name = uniqueName("fault5line-");
     PoolFixture.Gate hold = fixture.gate();
-    HostileFactory factory = new HostileFactory(name);
+    ScriptedFactory factory = new ScriptedFactory(name);
     WorkerPool pool = fixture.track(WorkerPool.builder().name(name).capacity(1)
         .maxIdle(Duration.ofMillis(100)).threadFactory(factory)
         .failureHandler(killsItsWorker()).build());
@@ -244,21 +216,47 @@ class EngineEdgeFaultsTest {
     Probe.Task waiting = probe.task(waitingGate);
     pool.enqueue(waiting); // accepted; waits in line without a thread
     awaitWaiting(pool, 1);
-    List<PoolStats> seen = new ArrayList<>();
 
     factory.onNextCall(r -> kind.make(r, hold));
     dying.open(); // the worker dies; the thread for the waiting task comes already started
     waitingGate.awaitArrival();
     hold.open();
+    // the second task: the only seat is taken, so its tryExecute must be false
+    Aftermath after = secondThenLaterTask(pool, factory, probe, waitingGate);
+    PoolStats end = after.end();
+
+    SoftAssertions.assertSoftly(s -> {
+      s.assertThat(waiting.runs()).as("runs of the task that waited in line").isEqualTo(1);
+      s.assertThat(after.secondAccepted())
+          .as("tryExecute while the waiting task held the only seat").isFalse();
+      s.assertThat(probe.mostAtOnce()).as("most tasks running at once, capacity 1").isEqualTo(1);
+      after.assertThePoolRecovered(s);
+      s.assertThat(end.failed()).as("failed at quiescence (%s)", end).isEqualTo(1);
+      s.assertThat(end.completed()).as("completed at quiescence (%s)", end).isEqualTo(2);
+      s.assertThat(end.submitted()).as("submitted at quiescence (%s)", end).isEqualTo(3);
+      s.assertThat(end.rejected()).as("rejected at quiescence (%s)", end).isEqualTo(1);
+      s.assertThat(end.waiting()).as("waiting at quiescence (%s)", end).isZero();
+      s.assertThat(end.workers()).as("workers at quiescence (%s)", end).isBetween(0, 1);
+    });
+  }
+
+  /**
+   * The rest of a fault-5 scenario, once the thread from the factory has run a task that now waits
+   * at {@code heldGate} in the only seat: tries a second task, lets both end and every worker die,
+   * then executes a later task and waits until the pool is quiescent. Records the stats in between.
+   */
+  private Aftermath secondThenLaterTask(WorkerPool pool, ScriptedFactory factory, Probe probe,
+      PoolFixture.Gate heldGate) {
+    List<PoolStats> seen = new ArrayList<>();
     seen.add(pool.stats());
     PoolFixture.Gate secondGate = fixture.gate();
     Probe.Task second = probe.task(secondGate);
-    boolean secondAccepted = pool.tryExecute(second); // the only seat is taken: must be false
+    boolean secondAccepted = pool.tryExecute(second);
     if (secondAccepted) {
       secondGate.awaitArrival();
     }
     seen.add(pool.stats());
-    waitingGate.open();
+    heldGate.open();
     secondGate.open();
     factory.awaitAllDead(); // every worker expires (maxIdle 100 ms) or exits
     seen.add(pool.stats());
@@ -269,25 +267,21 @@ class EngineEdgeFaultsTest {
       eventually().atMost(Duration.ofSeconds(5)).until(() -> later.runs() == 1
           && pool.stats().completed() + pool.stats().failed() == pool.stats().submitted());
     }
-    PoolStats end = pool.stats();
+    return new Aftermath(seen, second, secondAccepted, shutDown, later, laterOutcome,
+        pool.stats());
+  }
 
-    SoftAssertions.assertSoftly(s -> {
-      s.assertThat(waiting.runs()).as("runs of the task that waited in line").isEqualTo(1);
-      s.assertThat(secondAccepted).as("tryExecute while the waiting task held the only seat")
-          .isFalse();
-      s.assertThat(probe.mostAtOnce()).as("most tasks running at once, capacity 1").isEqualTo(1);
+  /** What {@link #secondThenLaterTask} saw; {@code end} is the pool's stats at quiescence. */
+  private record Aftermath(List<PoolStats> seen, Probe.Task second, boolean secondAccepted,
+      boolean shutDown, Probe.Task later, Throwable laterOutcome, PoolStats end) {
+    /** Nobody closed the pool: it reads open, runs a later task, and its gauges stayed in range. */
+    void assertThePoolRecovered(SoftAssertions s) {
       s.assertThat(shutDown).as("pool reads shut down, though nobody closed it (%s)", seen)
           .isFalse();
       s.assertThat(laterOutcome).as("a later execute").isNull();
       s.assertThat(later.runs()).as("runs of the later task").isEqualTo(1);
       seen.forEach(st -> assertSane(s, st, 1));
-      s.assertThat(end.failed()).as("failed at quiescence (%s)", end).isEqualTo(1);
-      s.assertThat(end.completed()).as("completed at quiescence (%s)", end).isEqualTo(2);
-      s.assertThat(end.submitted()).as("submitted at quiescence (%s)", end).isEqualTo(3);
-      s.assertThat(end.rejected()).as("rejected at quiescence (%s)", end).isEqualTo(1);
-      s.assertThat(end.waiting()).as("waiting at quiescence (%s)", end).isZero();
-      s.assertThat(end.workers()).as("workers at quiescence (%s)", end).isBetween(0, 1);
-    });
+    }
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -308,25 +302,18 @@ class EngineEdgeFaultsTest {
   }
 
   private void shutdownNowRound(int churn) throws Exception {
-    String name = uniqueName("fault6now-");
     SlowStart slow = new SlowStart(false);
-    HostileFactory factory = new HostileFactory(name);
-    WorkerPool pool = fixture.track(WorkerPool.builder().name(name).capacity(2).maxIdle(HOUR)
-        .threadFactory(factory).failureHandler(killsItsWorker()).build());
     try {
-      killWorkers(pool, factory, churn);
-      factory.onNextCall(slow::make);
+      WorkerPool pool = churnedPoolWhoseNextStartIsSlow("fault6now-", churn, slow);
       PoolFixture.Gate late = fixture.gate();
       Runnable lateTask = late.task();
       PoolFixture.Caller<Void> caller = fixture.call("slow-start", () -> pool.execute(lateTask));
       await(slow.inStart);
-      PoolFixture.Gate running = fixture.gate();
-      pool.execute(running.task());
-      running.awaitArrival();
+      PoolFixture.Gate running = fixture.occupy(pool);
 
       List<Runnable> returned = pool.shutdownNow();
       slow.mayStart.countDown();
-      Throwable outcome = outcomeWithin(caller, Duration.ofSeconds(5));
+      Throwable outcome = caller.outcome(Duration.ofSeconds(5));
 
       eventually().atMost(Duration.ofSeconds(5)).untilAsserted(() -> assertThat(
           running.wasInterrupted()).as("round %d: running task interrupted", churn).isTrue());
@@ -364,26 +351,20 @@ class EngineEdgeFaultsTest {
   }
 
   private void awaitTerminationRound(int churn) throws Exception {
-    String name = uniqueName("fault6await-");
     SlowStart slow = new SlowStart(true);
-    HostileFactory factory = new HostileFactory(name);
-    WorkerPool pool = fixture.track(WorkerPool.builder().name(name).capacity(2).maxIdle(HOUR)
-        .threadFactory(factory).failureHandler(killsItsWorker()).build());
     try {
-      killWorkers(pool, factory, churn);
-      factory.onNextCall(slow::make);
+      WorkerPool pool = churnedPoolWhoseNextStartIsSlow("fault6await-", churn, slow);
       AtomicInteger ran = new AtomicInteger();
       PoolFixture.Caller<Void> caller =
           fixture.call("slow-start", () -> pool.execute(ran::incrementAndGet));
       await(slow.inStart);
-      PoolFixture.Gate running = fixture.gate();
-      pool.execute(running.task()); // starts a worker while the slow one is still starting
-      running.awaitArrival();
+      // starts a worker while the slow one is still starting
+      PoolFixture.Gate running = fixture.occupy(pool);
 
       pool.shutdown();
       running.open();
       slow.mayStart.countDown();
-      Throwable outcome = outcomeWithin(caller, Duration.ofSeconds(5));
+      Throwable outcome = caller.outcome(Duration.ofSeconds(5));
       await(slow.workerReturned); // the worker is done; its thread lingers until mayEnd
 
       assertThat(pool.awaitTermination(20, MILLISECONDS))
@@ -400,8 +381,22 @@ class EngineEdgeFaultsTest {
     }
   }
 
+  /**
+   * A pool of capacity 2 whose workers die with a failing task, after {@code churn} of them did so,
+   * and whose next thread start is {@code slow}.
+   */
+  private WorkerPool churnedPoolWhoseNextStartIsSlow(String base, int churn, SlowStart slow) {
+    String name = uniqueName(base);
+    ScriptedFactory factory = new ScriptedFactory(name);
+    WorkerPool pool = fixture.track(WorkerPool.builder().name(name).capacity(2).maxIdle(HOUR)
+        .threadFactory(factory).failureHandler(killsItsWorker()).build());
+    killWorkers(pool, factory, churn);
+    factory.onNextCall(slow::make);
+    return pool;
+  }
+
   /** Runs {@code n} tasks that each kill their worker, one after another, until all are dead. */
-  private static void killWorkers(WorkerPool pool, HostileFactory factory, int n) {
+  private static void killWorkers(WorkerPool pool, ScriptedFactory factory, int n) {
     for (int i = 0; i < n; i++) {
       pool.execute(() -> {
         throw new IllegalStateException("kills its worker");
@@ -430,7 +425,7 @@ class EngineEdgeFaultsTest {
         @Override
         public void start() {
           inStart.countDown();
-          awaitUninterruptibly(mayStart);
+          awaitQuietly(mayStart, Duration.ofSeconds(30));
           super.start();
         }
 
@@ -440,12 +435,12 @@ class EngineEdgeFaultsTest {
             super.run();
           } finally {
             workerReturned.countDown();
-            awaitUninterruptibly(mayEnd);
+            awaitQuietly(mayEnd, Duration.ofSeconds(30));
           }
         }
       };
       t.setDaemon(true);
-      t.setUncaughtExceptionHandler(QUIET);
+      t.setUncaughtExceptionHandler(TestFactories.QUIET);
       thread = t;
       return t;
     }
@@ -596,7 +591,7 @@ class EngineEdgeFaultsTest {
       if (target != null && Thread.currentThread() == target) {
         target = null;
         held.countDown();
-        awaitUninterruptibly(release);
+        awaitQuietly(release, Duration.ofSeconds(30));
       }
       return System.nanoTime();
     }
@@ -630,12 +625,10 @@ class EngineEdgeFaultsTest {
     String name = uniqueName("blockingfactory-");
     CountDownLatch inFactory = new CountDownLatch(1);
     PoolFixture.Gate factoryMay = fixture.gate();
-    HostileFactory factory = new HostileFactory(name);
+    ScriptedFactory factory = new ScriptedFactory(name);
     WorkerPool pool = fixture.track(WorkerPool.builder().name(name).capacity(3).maxIdle(HOUR)
         .threadFactory(factory).build());
-    PoolFixture.Gate first = fixture.gate();
-    pool.execute(first.task());
-    first.awaitArrival();
+    PoolFixture.Gate first = fixture.occupy(pool);
     Probe probe = new Probe();
     Probe.Task needsAThread = probe.task();
     factory.onNextCall(r -> {
@@ -655,19 +648,19 @@ class EngineEdgeFaultsTest {
     Probe.Task viaExecute = probe.task();
     Probe.Task viaTryExecute = probe.task();
     Probe.Task viaEnqueue = probe.task();
-    outcomeWithin(fixture.call("execute", () -> pool.execute(viaExecute)), Duration.ofSeconds(2));
+    fixture.call("execute", () -> pool.execute(viaExecute)).outcome(Duration.ofSeconds(2));
     eventually().atMost(Duration.ofSeconds(2)).until(() -> viaExecute.runs() == 1);
     PoolFixture.Caller<Boolean> tried =
         fixture.call("tryExecute", () -> pool.tryExecute(viaTryExecute));
     assertThat(tried.result(Duration.ofSeconds(2))).as("tryExecute accepted").isTrue();
     eventually().atMost(Duration.ofSeconds(2)).until(() -> viaTryExecute.runs() == 1);
-    outcomeWithin(fixture.call("enqueue", () -> pool.enqueue(viaEnqueue)), Duration.ofSeconds(2));
+    fixture.call("enqueue", () -> pool.enqueue(viaEnqueue)).outcome(Duration.ofSeconds(2));
     eventually().atMost(Duration.ofSeconds(2)).until(() -> viaEnqueue.runs() == 1);
     assertThat(inFactory.getCount()).isZero();
     assertThat(factoryMay.passed()).as("factory released").isFalse();
 
     factoryMay.open();
-    assertThat(outcomeWithin(blocked, Duration.ofSeconds(5))).as("the blocked submitter").isNull();
+    assertThat(blocked.outcome(Duration.ofSeconds(5))).as("the blocked submitter").isNull();
     eventually().atMost(Duration.ofSeconds(5)).until(() -> needsAThread.runs() == 1
         && pool.stats().completed() == 5 && pool.stats().busy() == 0);
     PoolStats stats = pool.stats();
@@ -681,15 +674,13 @@ class EngineEdgeFaultsTest {
   @Test
   void factoryThatFailsOnceCostsOnlyThatTaskAndCountersStayExact_guarantee11() throws Exception {
     String name = uniqueName("failsonce-");
-    HostileFactory factory = new HostileFactory(name);
+    ScriptedFactory factory = new ScriptedFactory(name);
     WorkerPool pool = fixture.track(WorkerPool.builder().name(name).capacity(2).maxIdle(HOUR)
         .threadFactory(factory).build());
     AtomicInteger ran = new AtomicInteger();
-    PoolFixture.Gate busy = fixture.gate();
-    pool.execute(busy.task());
-    busy.awaitArrival();
+    PoolFixture.Gate busy = fixture.occupy(pool);
 
-    factory.onNextCall(HostileFactory::fails);
+    factory.onNextCall(ScriptedFactory::fails);
     Throwable failed = outcomeOf(() -> pool.execute(ran::incrementAndGet)); // needs a new thread
     busy.open();
     int perSubmitter = 250;
@@ -799,42 +790,6 @@ class EngineEdgeFaultsTest {
     }
   }
 
-  /** What a call on its own thread did within the timeout; fails the test if it still runs. */
-  private static Throwable outcomeWithin(PoolFixture.Caller<?> call, Duration timeout) {
-    try {
-      call.future().get(timeout.toNanos(), NANOSECONDS);
-      return null;
-    } catch (ExecutionException e) {
-      return e.getCause();
-    } catch (TimeoutException e) {
-      AssertionError stuck = new AssertionError("call " + call.thread().getName()
-          + " still running after " + timeout + ", " + call.thread().getState());
-      stuck.setStackTrace(call.thread().getStackTrace());
-      throw stuck;
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new AssertionError(e);
-    }
-  }
-
-  private static void awaitUninterruptibly(CountDownLatch latch) {
-    long deadline = System.nanoTime() + SECONDS.toNanos(30);
-    boolean interrupted = false;
-    try {
-      while (latch.getCount() > 0 && System.nanoTime() < deadline) {
-        try {
-          latch.await(deadline - System.nanoTime(), NANOSECONDS);
-        } catch (InterruptedException e) {
-          interrupted = true;
-        }
-      }
-    } finally {
-      if (interrupted) {
-        Thread.currentThread().interrupt();
-      }
-    }
-  }
-
   /** Gauges that can never be out of range, whatever the pool is doing. */
   private static void assertSane(SoftAssertions s, PoolStats st, int capacity) {
     s.assertThat(st.workers()).as("workers in %s", st).isBetween(0, capacity);
@@ -884,66 +839,6 @@ class EngineEdgeFaultsTest {
 
       int runs() {
         return runs.get();
-      }
-    }
-  }
-
-  /**
-   * Makes normal daemon worker threads except on the calls it is scripted to misbehave, and keeps
-   * every thread it handed out, so that a test can wait until all of them have ended.
-   */
-  static final class HostileFactory implements ThreadFactory {
-    private final String poolName;
-    private final AtomicInteger threads = new AtomicInteger();
-    private final AtomicReference<Function<Runnable, Thread>> next = new AtomicReference<>();
-    final List<Thread> made = new CopyOnWriteArrayList<>();
-
-    HostileFactory(String poolName) {
-      this.poolName = poolName;
-    }
-
-    /** Arms a misbehaviour for the next call only (whichever thread makes it). */
-    void onNextCall(Function<Runnable, Thread> behaviour) {
-      next.set(behaviour);
-    }
-
-    static Thread fails(Runnable r) {
-      throw new IllegalStateException("no threads today");
-    }
-
-    @Override
-    public Thread newThread(Runnable r) {
-      Function<Runnable, Thread> special = next.getAndSet(null);
-      Thread t = special != null ? special.apply(r) : normal(r);
-      if (t != null) {
-        made.add(t);
-      }
-      return t;
-    }
-
-    Thread normal(Runnable r) {
-      Thread t = new Thread(r, poolName + "-" + threads.incrementAndGet());
-      t.setDaemon(true);
-      t.setUncaughtExceptionHandler(QUIET); // workers killed on purpose die quietly
-      return t;
-    }
-
-    /** Waits (at most 10 s) until every thread made so far, and any made meanwhile, has ended. */
-    void awaitAllDead() {
-      long deadline = System.nanoTime() + SECONDS.toNanos(10);
-      for (int checked = 0; checked < made.size(); ) {
-        Thread t = made.get(checked);
-        try {
-          MILLISECONDS.timedJoin(t, Math.max(1, (deadline - System.nanoTime()) / 1_000_000));
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-          throw new AssertionError(e);
-        }
-        if (t.isAlive()) {
-          throw new AssertionError("thread " + t.getName() + " still alive after 10 s, "
-              + t.getState());
-        }
-        checked++;
       }
     }
   }

@@ -55,9 +55,7 @@ class EngineStressTest {
         failures.incrementAndGet();
         throw new IllegalStateException("injected: no thread this time");
       }
-      Thread t = new Thread(r, name + "-" + n.incrementAndGet());
-      t.setDaemon(true);
-      return t;
+      return TestFactories.daemon(r, name + "-" + n.incrementAndGet());
     }
   }
 
@@ -85,16 +83,13 @@ class EngineStressTest {
         throw new IllegalStateException("injected: no thread this time");
       }
       if (dice >= 11) {
-        Thread t = new Thread(r, name + "-" + n.incrementAndGet());
-        t.setDaemon(true);
-        return t;
+        return TestFactories.daemon(r, name + "-" + n.incrementAndGet());
       }
       if (dice == 10) {
         tricks[4].incrementAndGet();
         return null;
       }
-      Thread t = new Thread(r, name + "-" + n.incrementAndGet());
-      t.setDaemon(true);
+      Thread t = TestFactories.daemon(r, name + "-" + n.incrementAndGet());
       t.start();
       switch (dice) {
         case 7 -> {

@@ -129,9 +129,7 @@ class ExpiryTest {
   }
 
   private Thread nextTaskThread(WorkerPool pool) {
-    PoolFixture.Gate g = fixture.gate();
-    pool.execute(g.task());
-    return g.awaitArrival();
+    return fixture.occupy(pool).thread();
   }
 
   @Test

@@ -1,27 +1,23 @@
 package dev.warmpool;
 
+import static dev.warmpool.PoolFixture.awaitQuietly;
 import static dev.warmpool.PoolFixture.awaitWaiting;
-import static dev.warmpool.PoolFixture.eventually;
 import static dev.warmpool.PoolFixture.uniqueName;
-import static java.util.concurrent.TimeUnit.NANOSECONDS;
+import static dev.warmpool.PoolFixture.waitUntil;
 import static java.util.concurrent.TimeUnit.SECONDS;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.warmpool.TestFactories.ScriptedFactory;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
-import java.util.function.Function;
 import java.util.stream.Stream;
 import org.assertj.core.api.SoftAssertions;
-import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -52,7 +48,6 @@ import org.junit.jupiter.params.provider.MethodSource;
 class FactoryProtocolFaultsTest {
   private static final Duration HOUR = Duration.ofHours(1);
   private static final Duration PROMPTLY = Duration.ofSeconds(5);
-  private static final Thread.UncaughtExceptionHandler QUIET = (t, e) -> { };
 
   @AutoClose final PoolFixture fixture = new PoolFixture();
 
@@ -261,14 +256,10 @@ class FactoryProtocolFaultsTest {
     ScriptedFactory factory = new ScriptedFactory(name);
     Hold inResize = new Hold(fixture.gate());
     factory.onCall(2, r -> inResize.block(factory.normal(r)));
-    WorkerPool pool = fixture.track(WorkerPool.builder().name(name).capacity(1).maxIdle(HOUR)
-        .threadFactory(factory).build());
-    PoolFixture.Gate busy = fixture.gate();
-    pool.execute(busy.task());
-    busy.awaitArrival();
-    AtomicInteger movedRuns = new AtomicInteger();
-    pool.enqueue(movedRuns::incrementAndGet); // waits in line: the only seat is taken
-    awaitWaiting(pool, 1);
+    FullPool full = fullPoolOfOne(name, factory);
+    WorkerPool pool = full.pool();
+    PoolFixture.Gate busy = full.busy();
+    AtomicInteger movedRuns = full.movedRuns();
 
     PoolFixture.Caller<Void> grow = fixture.call("resize", () -> pool.resize(2));
     boolean factoryBlocked = waitUntil(PROMPTLY, () -> inResize.entered() || movedRuns.get() > 0);
@@ -284,11 +275,7 @@ class FactoryProtocolFaultsTest {
 
     inResize.release();
     grow.result(PROMPTLY);
-    waitUntil(PROMPTLY, () -> lateRuns.get() == 1 && quiescent(pool, 3));
-    PoolStats quiet = pool.stats();
-    pool.shutdown();
-    boolean terminated = pool.awaitTermination(5, SECONDS);
-    PoolStats end = pool.stats();
+    Ending ending = settleThenShutDown(pool, 3, () -> lateRuns.get() == 1);
 
     SoftAssertions.assertSoftly(s -> {
       s.assertThat(factoryBlocked).as("resize(2) asked the factory for a thread").isTrue();
@@ -301,11 +288,7 @@ class FactoryProtocolFaultsTest {
           .isTrue();
       s.assertThat(lateRuns.get()).as("runs of the late task").isEqualTo(1);
       s.assertThat(movedRuns.get()).as("runs of the task moved by resize").isEqualTo(1);
-      assertCountersExact(s, "at quiescence", quiet, 2);
-      s.assertThat(quiet.submitted()).as("submitted at quiescence (%s)", quiet).isEqualTo(3);
-      s.assertThat(quiet.rejected()).as("rejected at quiescence (%s)", quiet).isZero();
-      s.assertThat(terminated).as("terminated (%s)", end).isTrue();
-      assertCountersExact(s, "after termination", end, 2);
+      ending.assertCountersExact(s, 2, 3);
     });
   }
 
@@ -331,14 +314,10 @@ class FactoryProtocolFaultsTest {
       r.run();
     })));
     factory.onCall(3, r -> inWorker.block(factory.normal(r)));
-    WorkerPool pool = fixture.track(WorkerPool.builder().name(name).capacity(1).maxIdle(HOUR)
-        .threadFactory(factory).build());
-    PoolFixture.Gate busy = fixture.gate();
-    pool.execute(busy.task());
-    busy.awaitArrival();
-    AtomicInteger movedRuns = new AtomicInteger();
-    pool.enqueue(movedRuns::incrementAndGet); // waits in line: the only seat is taken
-    awaitWaiting(pool, 1);
+    FullPool full = fullPoolOfOne(name, factory);
+    WorkerPool pool = full.pool();
+    PoolFixture.Gate busy = full.busy();
+    AtomicInteger movedRuns = full.movedRuns();
 
     PoolFixture.Caller<Void> grow = fixture.call("resize", () -> {
       pool.resize(3);
@@ -367,11 +346,7 @@ class FactoryProtocolFaultsTest {
     inWorker.release();
     grow.result(PROMPTLY);
     queue.result(PROMPTLY);
-    waitUntil(PROMPTLY, () -> lateRuns.get() == 1 && movedRuns.get() == 1 && quiescent(pool, 4));
-    PoolStats quiet = pool.stats();
-    pool.shutdown();
-    boolean terminated = pool.awaitTermination(5, SECONDS);
-    PoolStats end = pool.stats();
+    Ending ending = settleThenShutDown(pool, 4, () -> lateRuns.get() == 1 && movedRuns.get() == 1);
 
     SoftAssertions.assertSoftly(s -> {
       s.assertThat(resizeAsked).as("resize(3) asked the factory for a thread").isTrue();
@@ -385,11 +360,7 @@ class FactoryProtocolFaultsTest {
       s.assertThat(lateRuns.get()).as("runs of the late task").isEqualTo(1);
       s.assertThat(queuedRuns.get()).as("runs of the queued task").isEqualTo(1);
       s.assertThat(movedRuns.get()).as("runs of the task moved by resize").isEqualTo(1);
-      assertCountersExact(s, "at quiescence", quiet, 3);
-      s.assertThat(quiet.submitted()).as("submitted at quiescence (%s)", quiet).isEqualTo(4);
-      s.assertThat(quiet.rejected()).as("rejected at quiescence (%s)", quiet).isZero();
-      s.assertThat(terminated).as("terminated (%s)", end).isTrue();
-      assertCountersExact(s, "after termination", end, 3);
+      ending.assertCountersExact(s, 3, 4);
     });
   }
 
@@ -416,6 +387,48 @@ class FactoryProtocolFaultsTest {
         .as("counters %s (%s)", when, st).allMatch(v -> v >= 0);
   }
 
+  /**
+   * A pool of one seat (threads from {@code factory}) that a gated task holds, with a task that
+   * counts its runs in {@code movedRuns} waiting in line for the seat.
+   */
+  private FullPool fullPoolOfOne(String name, ScriptedFactory factory) {
+    WorkerPool pool = fixture.track(WorkerPool.builder().name(name).capacity(1).maxIdle(HOUR)
+        .threadFactory(factory).build());
+    PoolFixture.Gate busy = fixture.occupy(pool);
+    AtomicInteger movedRuns = new AtomicInteger();
+    pool.enqueue(movedRuns::incrementAndGet); // waits in line: the only seat is taken
+    awaitWaiting(pool, 1);
+    return new FullPool(pool, busy, movedRuns);
+  }
+
+  private record FullPool(WorkerPool pool, PoolFixture.Gate busy, AtomicInteger movedRuns) {}
+
+  /**
+   * Waits (at most {@link #PROMPTLY}) until {@code done} holds and the pool is quiescent with
+   * {@code accepted} tasks, takes its stats, then shuts it down and awaits termination (5 s).
+   */
+  private static Ending settleThenShutDown(WorkerPool pool, long accepted, BooleanSupplier done)
+      throws InterruptedException {
+    waitUntil(PROMPTLY, () -> done.getAsBoolean() && quiescent(pool, accepted));
+    PoolStats quiet = pool.stats();
+    pool.shutdown();
+    boolean terminated = pool.awaitTermination(5, SECONDS);
+    return new Ending(quiet, terminated, pool.stats());
+  }
+
+  /** The stats at quiescence, whether the pool then terminated, and its stats after that. */
+  private record Ending(PoolStats quiet, boolean terminated, PoolStats end) {
+    /** Counters exact at quiescence (as many submitted, none rejected) and after termination. */
+    void assertCountersExact(SoftAssertions s, int capacity, long submitted) {
+      FactoryProtocolFaultsTest.assertCountersExact(s, "at quiescence", quiet, capacity);
+      s.assertThat(quiet.submitted()).as("submitted at quiescence (%s)", quiet)
+          .isEqualTo(submitted);
+      s.assertThat(quiet.rejected()).as("rejected at quiescence (%s)", quiet).isZero();
+      s.assertThat(terminated).as("terminated (%s)", end).isTrue();
+      FactoryProtocolFaultsTest.assertCountersExact(s, "after termination", end, capacity);
+    }
+  }
+
   /** No task running or waiting, and every accepted task counted as done. */
   private static boolean quiescent(WorkerPool pool, long accepted) {
     PoolStats st = pool.stats();
@@ -429,34 +442,6 @@ class FactoryProtocolFaultsTest {
       case WAITING, TIMED_WAITING, TERMINATED -> true;
       default -> false;
     };
-  }
-
-  /** Polls the condition until it holds or the time is up; returns whether it held. */
-  private static boolean waitUntil(Duration atMost, BooleanSupplier condition) {
-    try {
-      eventually().atMost(atMost).until(condition::getAsBoolean);
-      return true;
-    } catch (ConditionTimeoutException e) {
-      return false;
-    }
-  }
-
-  private static void awaitQuietly(CountDownLatch latch, Duration atMost) {
-    long deadline = System.nanoTime() + atMost.toNanos();
-    boolean interrupted = false;
-    try {
-      while (latch.getCount() > 0 && System.nanoTime() < deadline) {
-        try {
-          latch.await(deadline - System.nanoTime(), NANOSECONDS);
-        } catch (InterruptedException e) {
-          interrupted = true;
-        }
-      }
-    } finally {
-      if (interrupted) {
-        Thread.currentThread().interrupt();
-      }
-    }
   }
 
   /** A factory call that blocks until the test releases it, then makes a normal thread. */
@@ -486,38 +471,6 @@ class FactoryProtocolFaultsTest {
 
     void release() {
       gate.open();
-    }
-  }
-
-  /** Makes normal daemon worker threads except on the calls it is scripted to misbehave. */
-  static final class ScriptedFactory implements ThreadFactory {
-    private final String poolName;
-    private final AtomicInteger calls = new AtomicInteger();
-    private final AtomicInteger threads = new AtomicInteger();
-    private final Map<Integer, Function<Runnable, Thread>> script = new ConcurrentHashMap<>();
-    /** Every thread made, whether or not the factory then returned it. */
-    final List<Thread> made = new CopyOnWriteArrayList<>();
-
-    ScriptedFactory(String poolName) {
-      this.poolName = poolName;
-    }
-
-    void onCall(int call, Function<Runnable, Thread> behaviour) {
-      script.put(call, behaviour);
-    }
-
-    @Override
-    public Thread newThread(Runnable r) {
-      Function<Runnable, Thread> special = script.remove(calls.incrementAndGet());
-      return special != null ? special.apply(r) : normal(r);
-    }
-
-    Thread normal(Runnable r) {
-      Thread t = new Thread(r, poolName + "-" + threads.incrementAndGet());
-      t.setDaemon(true);
-      t.setUncaughtExceptionHandler(QUIET);
-      made.add(t);
-      return t;
     }
   }
 }

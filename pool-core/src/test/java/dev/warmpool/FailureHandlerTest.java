@@ -162,9 +162,8 @@ class FailureHandlerTest {
         .failureHandler((t, e) -> {
           throw new IllegalStateException("handler gives up");
         }));
-    PoolFixture.Gate other = fixture.gate();
-    pool.execute(other.task());
-    Thread survivor = other.awaitArrival();
+    PoolFixture.Gate other = fixture.occupy(pool);
+    Thread survivor = other.thread();
 
     PoolFixture.Gate dying = fixture.gate();
     pool.execute(() -> {

@@ -44,9 +44,7 @@ class FiloReuseTest {
 
   /** Runs a task held by a new gate and returns the worker thread that took it. */
   private Thread nextTaskThread(WorkerPool pool) {
-    PoolFixture.Gate g = fixture.gate();
-    pool.execute(g.task());
-    return g.awaitArrival();
+    return fixture.occupy(pool).thread();
   }
 
   @Test

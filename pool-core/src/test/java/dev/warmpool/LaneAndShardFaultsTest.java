@@ -168,9 +168,7 @@ class LaneAndShardFaultsTest {
   @Test
   void laneCloseRacingExecuteNeverStrandsAnAcceptedTask_guarantee9() throws Exception {
     WorkerPool pool = fixture.pool("close-race", b -> b.capacity(1).maxWaiting(1_000_000));
-    PoolFixture.Gate seat = fixture.gate();
-    pool.execute(seat.task());
-    seat.awaitArrival();
+    PoolFixture.Gate seat = fixture.occupy(pool);
 
     AtomicInteger ran = new AtomicInteger();
     AtomicInteger refused = new AtomicInteger();
@@ -413,9 +411,7 @@ class LaneAndShardFaultsTest {
   void cancelledLaneTaskCountsNowhere_guarantee13() throws Exception {
     WorkerPool pool = fixture.pool("lane-cancel", b -> b.capacity(2));
     SerialExecutor lane = pool.newSerialExecutor();
-    PoolFixture.Gate busy = fixture.gate();
-    lane.execute(busy.task());
-    busy.awaitArrival(); // the lane is running its first task
+    PoolFixture.Gate busy = fixture.occupy(lane); // the lane is running its first task
 
     AtomicInteger runs = new AtomicInteger();
     ScheduledFuture<?> delayed = lane.schedule(runs::incrementAndGet, 0, TimeUnit.MILLISECONDS);
@@ -455,9 +451,7 @@ class LaneAndShardFaultsTest {
   @Test
   void laneWhoseLastTaskIsCancelledLeavesTheLine_guarantee13() throws Exception {
     WorkerPool pool = fixture.pool("lane-line", b -> b.capacity(1));
-    PoolFixture.Gate seat = fixture.gate();
-    pool.execute(seat.task());
-    seat.awaitArrival(); // the pool is full
+    PoolFixture.Gate seat = fixture.occupy(pool); // the pool is full
 
     SerialExecutor lane = pool.newSerialExecutor();
     AtomicInteger runs = new AtomicInteger();

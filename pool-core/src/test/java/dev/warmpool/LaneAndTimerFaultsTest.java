@@ -220,9 +220,7 @@ class LaneAndTimerFaultsTest {
     lane.execute(admitted::countDown);
     PoolFixture.await(admitted);
     awaitIdle(pool, 1);
-    PoolFixture.Gate busy = fixture.gate();
-    pool.execute(busy.task());
-    busy.awaitArrival();
+    PoolFixture.Gate busy = fixture.occupy(pool);
     assertThat(pool.stats().workers()).as("the lane's next burst needs a new thread").isEqualTo(1);
 
     PoolFixture.Gate start = fixture.gate();
@@ -303,9 +301,7 @@ class LaneAndTimerFaultsTest {
   @Test
   void cancelledDelayedTaskDoesNotAdmitItsLane_fault7() {
     WorkerPool pool = fixture.pool("delayadmit", b -> b.capacity(1).nonblocking(true));
-    PoolFixture.Gate busy = fixture.gate();
-    pool.execute(busy.task());
-    busy.awaitArrival();
+    PoolFixture.Gate busy = fixture.occupy(pool);
     SerialExecutor lane = pool.newSerialExecutor();
     AtomicInteger ran = new AtomicInteger();
 
@@ -380,9 +376,7 @@ class LaneAndTimerFaultsTest {
     String retryName = PoolFixture.uniqueName("retrystart");
     HostileFactory retry = new HostileFactory(retryName, userCodeThreads);
     WorkerPool retryPool = poolWith(retry, retryName, 1);
-    PoolFixture.Gate busy = fixture.gate();
-    retryPool.execute(busy.task());
-    busy.awaitArrival();
+    PoolFixture.Gate busy = fixture.occupy(retryPool);
     AtomicInteger retriedRuns = new AtomicInteger();
     retryPool.enqueue(retriedRuns::incrementAndGet);
     awaitWaiting(retryPool, 1);
@@ -475,9 +469,7 @@ class LaneAndTimerFaultsTest {
   void shutdownNowReturnsTheQueuedTasksOfARunningLane_fault9() throws Exception {
     WorkerPool pool = fixture.pool("lanenow", b -> b.capacity(2));
     SerialExecutor lane = pool.newSerialExecutor();
-    PoolFixture.Gate running = fixture.gate();
-    lane.execute(running.task());
-    running.awaitArrival();
+    PoolFixture.Gate running = fixture.occupy(lane);
     int queued = 1000;
     AtomicIntegerArray runs = new AtomicIntegerArray(queued);
     for (int i = 0; i < queued; i++) {

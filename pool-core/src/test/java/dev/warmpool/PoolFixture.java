@@ -9,18 +9,25 @@ import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
 import java.util.concurrent.FutureTask;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BooleanSupplier;
 import java.util.function.UnaryOperator;
 import java.util.regex.Pattern;
 import org.awaitility.Awaitility;
 import org.awaitility.core.ConditionFactory;
+import org.awaitility.core.ConditionTimeoutException;
 
 /**
  * What the pool tests share: pools with unique names that are torn down after each test, gates that
- * hold tasks busy, callers on their own threads, a manual ticker, and a census of a pool's threads.
+ * hold tasks busy, callers on their own threads, background threads whose failures are counted,
+ * bounded waits, a manual ticker, and a census of a pool's threads. Thread factories for the tests
+ * that attack the pool through its factory are in {@link TestFactories}.
  *
  * <p>Use it as {@code @AutoClose final PoolFixture fixture = new PoolFixture();}: closing opens every
  * gate and stops every pool, so a failed test does not leave busy workers behind for the next one.
@@ -59,6 +66,17 @@ final class PoolFixture implements AutoCloseable {
       list.add(gate());
     }
     return list;
+  }
+
+  /**
+   * Runs a task that waits at a new gate on {@code target} (a pool, subpool or lane) and returns
+   * the gate once the task has arrived there: the seat it holds stays taken until the gate opens.
+   */
+  Gate occupy(Executor target) {
+    Gate g = gate();
+    target.execute(g.task());
+    g.awaitArrival();
+    return g;
   }
 
   /** Runs the call on a new thread, as a caller of the pool that may block. */
@@ -150,6 +168,69 @@ final class PoolFixture implements AutoCloseable {
     }
   }
 
+  /**
+   * Starts {@code body} on a (non-daemon) thread of its own. What it throws is printed and counted
+   * rather than lost; a checked exception counts wrapped in an {@link AssertionError}. Join the
+   * thread, then check that {@link Background#failures()} is zero.
+   */
+  static Background background(String name, ThrowingRunnable body) {
+    Thread t = new Thread(() -> {
+      try {
+        body.run();
+      } catch (RuntimeException e) {
+        throw e;
+      } catch (Exception e) {
+        throw new AssertionError(e);
+      }
+    }, name);
+    AtomicInteger failures = new AtomicInteger();
+    t.setUncaughtExceptionHandler((thread, e) -> {
+      failures.incrementAndGet();
+      e.printStackTrace();
+    });
+    t.start();
+    return new Background(t, failures);
+  }
+
+  /**
+   * Polls the condition until it holds or {@code atMost} is up, and returns whether it held: for a
+   * bounded wait whose outcome the test reports rather than fails on at once.
+   */
+  static boolean waitUntil(Duration atMost, BooleanSupplier condition) {
+    if (condition.getAsBoolean()) {
+      return true; // the common case, without a poller
+    }
+    try {
+      eventually().atMost(atMost).until(condition::getAsBoolean);
+      return true;
+    } catch (ConditionTimeoutException e) {
+      return false;
+    }
+  }
+
+  /**
+   * Waits at most {@code atMost} for the latch, through interrupts (the flag is set again after),
+   * and never fails: for code on the pool's threads (factories, hostile threads, tickers) that must
+   * not throw where it waits for the test.
+   */
+  static void awaitQuietly(CountDownLatch latch, Duration atMost) {
+    long deadline = System.nanoTime() + atMost.toNanos();
+    boolean interrupted = false;
+    try {
+      while (latch.getCount() > 0 && System.nanoTime() < deadline) {
+        try {
+          latch.await(deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+          interrupted = true;
+        }
+      }
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
   // ---------------------------------------------------------------------------------------------
 
   @FunctionalInterface
@@ -213,6 +294,17 @@ final class PoolFixture implements AutoCloseable {
     }
   }
 
+  /** A thread started by {@link #background}, and a count of what it threw. */
+  record Background(Thread thread, AtomicInteger failed) {
+    void join() throws InterruptedException {
+      thread.join();
+    }
+
+    int failures() {
+      return failed.get();
+    }
+  }
+
   /** A call running on its own thread. */
   record Caller<T>(Thread thread, FutureTask<T> future) {
     boolean isDone() {
@@ -231,14 +323,36 @@ final class PoolFixture implements AutoCloseable {
     T result(Duration timeout) {
       try {
         return future.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
-      } catch (java.util.concurrent.TimeoutException e) {
-        AssertionError stuck = new AssertionError("call " + thread.getName() + " still running after "
-            + timeout + ", " + thread.getState());
-        stuck.setStackTrace(thread.getStackTrace());
-        throw stuck;
+      } catch (TimeoutException e) {
+        throw stuck(timeout);
       } catch (Exception e) {
         throw new AssertionError("call " + thread.getName() + " did not return normally", e);
       }
+    }
+
+    /**
+     * Waits at most {@code timeout} for the call to end and gives what it threw, or null if it
+     * returned normally; fails the test if it is still running (with the stack where it is stuck).
+     */
+    Throwable outcome(Duration timeout) {
+      try {
+        future.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+        return null;
+      } catch (ExecutionException e) {
+        return e.getCause();
+      } catch (TimeoutException e) {
+        throw stuck(timeout);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new AssertionError(e);
+      }
+    }
+
+    private AssertionError stuck(Duration timeout) {
+      AssertionError stuck = new AssertionError("call " + thread.getName() + " still running after "
+          + timeout + ", " + thread.getState());
+      stuck.setStackTrace(thread.getStackTrace());
+      return stuck;
     }
 
     /** Waits for the call to end and gives what it threw, or null if it returned normally. */
@@ -246,7 +360,7 @@ final class PoolFixture implements AutoCloseable {
       try {
         future.get(30, TimeUnit.SECONDS);
         return null;
-      } catch (java.util.concurrent.ExecutionException e) {
+      } catch (ExecutionException e) {
         return e.getCause();
       } catch (Exception e) {
         throw new AssertionError("call " + thread.getName() + " did not end", e);

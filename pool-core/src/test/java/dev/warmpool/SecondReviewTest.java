@@ -1,7 +1,10 @@
 package dev.warmpool;
 
+import static dev.warmpool.PoolFixture.awaitQuietly;
 import static dev.warmpool.PoolFixture.eventually;
 import static dev.warmpool.PoolFixture.uniqueName;
+import static dev.warmpool.TestFactories.daemon;
+import static dev.warmpool.TestFactories.quietDaemon;
 import static java.util.concurrent.TimeUnit.SECONDS;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -29,7 +32,6 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(30)
 class SecondReviewTest {
   private static final Duration HOUR = Duration.ofHours(1);
-  private static final Thread.UncaughtExceptionHandler QUIET = (t, e) -> { };
 
   @AutoClose final PoolFixture fixture = new PoolFixture();
 
@@ -53,19 +55,14 @@ class SecondReviewTest {
     CountDownLatch threadMayEnd = new CountDownLatch(1);
     List<Thread> made = new ArrayList<>();
     ThreadFactory factory = r -> {
-      Thread t = new Thread(() -> {
+      Thread t = quietDaemon(() -> {
         r.run();
         awaitQuietly(threadMayEnd, Duration.ofSeconds(20)); // the factory's own cleanup
       }, name + "-w");
-      t.setDaemon(true);
-      t.setUncaughtExceptionHandler(QUIET);
       synchronized (made) {
         made.add(t);
       }
-      t.start();
-      factoryStarted.countDown();
-      awaitQuietly(releaseFactory, Duration.ofSeconds(20));
-      throw new IllegalStateException("start then throw");
+      return startThenThrow(t, factoryStarted, releaseFactory);
     };
     WorkerPool pool = fixture.track(WorkerPool.builder().name(name).capacity(1).maxIdle(HOUR)
         .threadFactory(factory).build());
@@ -106,13 +103,7 @@ class SecondReviewTest {
     CountDownLatch factoryStarted = new CountDownLatch(1);
     CountDownLatch releaseFactory = new CountDownLatch(1);
     ThreadFactory factory = r -> {
-      Thread t = new Thread(r, name + "-w");
-      t.setDaemon(true);
-      t.setUncaughtExceptionHandler(QUIET);
-      t.start();
-      factoryStarted.countDown();
-      awaitQuietly(releaseFactory, Duration.ofSeconds(20));
-      throw new IllegalStateException("start then throw");
+      return startThenThrow(quietDaemon(r, name + "-w"), factoryStarted, releaseFactory);
     };
     WorkerPool pool = fixture.track(WorkerPool.builder().name(name).capacity(1).maxIdle(HOUR)
         .threadFactory(factory).build());
@@ -170,9 +161,7 @@ class SecondReviewTest {
     ThreadFactory factory = r -> {
       inFactory.countDown();
       awaitQuietly(releaseFactory, Duration.ofSeconds(20));
-      Thread t = new Thread(r, name + "-w");
-      t.setDaemon(true);
-      return t;
+      return daemon(r, name + "-w");
     };
     WorkerPool pool = fixture.track(WorkerPool.builder().name(name).capacity(1).maxIdle(HOUR)
         .threadFactory(factory).build());
@@ -233,18 +222,7 @@ class SecondReviewTest {
   void blockingFactoryOfADirectStartDelaysNoTaskARunningWorkerCouldTake_guarantee12()
       throws Exception {
     String name = uniqueName("rev2-direct-");
-    AtomicInteger calls = new AtomicInteger();
-    CountDownLatch inFactory = new CountDownLatch(1);
-    CountDownLatch releaseFactory = new CountDownLatch(1);
-    ThreadFactory factory = r -> {
-      if (calls.incrementAndGet() == 2) {
-        inFactory.countDown();
-        awaitQuietly(releaseFactory, Duration.ofSeconds(20));
-      }
-      Thread t = new Thread(r, name + "-" + calls.get());
-      t.setDaemon(true);
-      return t;
-    };
+    BlocksOnCall factory = new BlocksOnCall(2, name);
     WorkerPool pool = fixture.track(WorkerPool.builder().name(name).capacity(2).maxIdle(HOUR)
         .threadFactory(factory).build());
     CountDownLatch longStarted = new CountDownLatch(1);
@@ -257,7 +235,7 @@ class SecondReviewTest {
     CountDownLatch tRan = new CountDownLatch(1);
     PoolFixture.Caller<Void> caller = fixture.call("execute", () -> pool.execute(tRan::countDown));
     try {
-      PoolFixture.await(inFactory);
+      PoolFixture.await(factory.inFactory);
       longMayEnd.countDown(); // W finishes and goes idle
       eventually().atMost(Duration.ofSeconds(5)).until(() -> pool.stats().idle() == 1);
       boolean ran = tRan.await(2, SECONDS);
@@ -265,7 +243,7 @@ class SecondReviewTest {
           .as("T ran while the factory blocked and worker W was idle (stats %s)", pool.stats())
           .isTrue();
     } finally {
-      releaseFactory.countDown();
+      factory.release.countDown();
       caller.future().get(10, SECONDS);
     }
   }
@@ -282,33 +260,22 @@ class SecondReviewTest {
   @Test
   void blockedBackgroundStartDelaysOnlyItsOwnTask_guarantee12() throws Exception {
     String name = uniqueName("rev2-bg-");
-    AtomicInteger calls = new AtomicInteger();
-    CountDownLatch inFactory = new CountDownLatch(1);
-    CountDownLatch releaseFactory = new CountDownLatch(1);
-    ThreadFactory factory = r -> {
-      if (calls.incrementAndGet() == 1) {
-        inFactory.countDown();
-        awaitQuietly(releaseFactory, Duration.ofSeconds(20));
-      }
-      Thread t = new Thread(r, name + "-" + calls.get());
-      t.setDaemon(true);
-      return t;
-    };
+    BlocksOnCall factory = new BlocksOnCall(1, name);
     WorkerPool pool = fixture.track(WorkerPool.builder().name(name).capacity(4).maxIdle(HOUR)
         .threadFactory(factory).build());
     try {
       CountDownLatch t1Ran = new CountDownLatch(1);
       pool.enqueue(t1Ran::countDown);
-      PoolFixture.await(inFactory);
+      PoolFixture.await(factory.inFactory);
       CountDownLatch t2Ran = new CountDownLatch(1);
       pool.enqueue(t2Ran::countDown);
       boolean ran = t2Ran.await(2, SECONDS);
       assertThat(ran)
           .as("T2 ran while the factory call for T1 blocked (factory calls %d, stats %s)",
-              calls.get(), pool.stats())
+              factory.calls.get(), pool.stats())
           .isTrue();
     } finally {
-      releaseFactory.countDown();
+      factory.release.countDown();
     }
   }
 
@@ -334,9 +301,7 @@ class SecondReviewTest {
       if (calls.incrementAndGet() >= failFrom.get()) {
         throw new IllegalStateException("no more threads");
       }
-      Thread t = new Thread(r, name + "-" + calls.get());
-      t.setDaemon(true);
-      return t;
+      return daemon(r, name + "-" + calls.get());
     };
     ShardedPool pool = ShardedPool.of(2, ShardedPool.Placement.ROUND_ROBIN,
         WorkerPool.builder().name(name).capacity(1).maxIdle(HOUR).threadFactory(factory));
@@ -484,21 +449,40 @@ class SecondReviewTest {
 
   // ---------------------------------------------------------------------------------------------
 
-  private static void awaitQuietly(CountDownLatch latch, Duration atMost) {
-    long deadline = System.nanoTime() + atMost.toNanos();
-    boolean interrupted = false;
-    try {
-      while (latch.getCount() > 0 && System.nanoTime() < deadline) {
-        try {
-          latch.await(deadline - System.nanoTime(), java.util.concurrent.TimeUnit.NANOSECONDS);
-        } catch (InterruptedException e) {
-          interrupted = true;
-        }
+  /**
+   * What a "start then throw" factory does with the thread it made: starts it, counts
+   * {@code started} down, waits (at most 20 s) for {@code release}, then throws.
+   */
+  private static Thread startThenThrow(Thread t, CountDownLatch started, CountDownLatch release) {
+    t.start();
+    started.countDown();
+    awaitQuietly(release, Duration.ofSeconds(20));
+    throw new IllegalStateException("start then throw");
+  }
+
+  /**
+   * Makes plain daemon threads named {@code <name>-<call>}; call number {@code blockOn} first counts
+   * {@link #inFactory} down and waits (at most 20 s) for {@link #release}.
+   */
+  private static final class BlocksOnCall implements ThreadFactory {
+    final AtomicInteger calls = new AtomicInteger();
+    final CountDownLatch inFactory = new CountDownLatch(1);
+    final CountDownLatch release = new CountDownLatch(1);
+    private final int blockOn;
+    private final String name;
+
+    BlocksOnCall(int blockOn, String name) {
+      this.blockOn = blockOn;
+      this.name = name;
+    }
+
+    @Override
+    public Thread newThread(Runnable r) {
+      if (calls.incrementAndGet() == blockOn) {
+        inFactory.countDown();
+        awaitQuietly(release, Duration.ofSeconds(20));
       }
-    } finally {
-      if (interrupted) {
-        Thread.currentThread().interrupt();
-      }
+      return daemon(r, name + "-" + calls.get());
     }
   }
 }

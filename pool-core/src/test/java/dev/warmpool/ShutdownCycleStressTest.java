@@ -1,5 +1,10 @@
 package dev.warmpool;
 
+import static dev.warmpool.StressSubmissions.ACCEPTED;
+import static dev.warmpool.StressSubmissions.AT_MOST_ONCE;
+import static dev.warmpool.StressSubmissions.REJECTED;
+import static dev.warmpool.StressSubmissions.WITHDRAWN;
+import static dev.warmpool.StressSubmissions.submitByKind;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.ArrayList;
@@ -45,12 +50,6 @@ class ShutdownCycleStressTest {
   private static final String[] KINDS = {"execute", "tryExecute", "enqueue", "submit",
       "schedule", "lane", "lane.schedule"};
 
-  /** What the submitter saw. */
-  private static final int REJECTED = 0;
-  private static final int ACCEPTED = 1;
-  private static final int WITHDRAWN = 2;
-  /** A future cancelled by the submitter: FutureTask reports success also while the body runs. */
-  private static final int AT_MOST_ONCE = 3;
   /** A timer: it ran or was handed back, unless its future ended cancelled (by us or a shutdown). */
   private static final int TIMER = 4;
 
@@ -73,9 +72,7 @@ class ShutdownCycleStressTest {
       if (dice < 7) {
         LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
       }
-      Thread t = new Thread(r, name + "-" + n.incrementAndGet());
-      t.setDaemon(true);
-      return t;
+      return TestFactories.daemon(r, name + "-" + n.incrementAndGet());
     }
   }
 
@@ -153,41 +150,31 @@ class ShutdownCycleStressTest {
     if (spinReboot) {
       rebooter.start();
     }
-    Thread controller = new Thread(() -> {
+    PoolFixture.Background controller = PoolFixture.background("controller", () -> {
       ThreadLocalRandom r = ThreadLocalRandom.current();
-      try {
-        while (!stop.get()) {
-          LockSupport.parkNanos(TimeUnit.MICROSECONDS.toNanos(500 + r.nextInt(3_000)));
-          if (r.nextBoolean()) {
-            pool.resize(1 + r.nextInt(CAPACITY));
-            continue;
-          }
-          if (r.nextBoolean()) {
-            pool.shutdown();
-          } else {
-            handedBack.addAll(pool.shutdownNow());
-          }
-          if (spinReboot) {
-            awaitRebootAndProbe(pool, reboots, cycles.get(), probes, rebootFaults);
-            cycles.incrementAndGet();
-            continue;
-          }
-          if (!pool.awaitTermination(30, TimeUnit.SECONDS)) {
-            throw new AssertionError("no termination: " + pool.stats());
-          }
-          pool.reboot();
-          cycles.incrementAndGet();
+      while (!stop.get()) {
+        LockSupport.parkNanos(TimeUnit.MICROSECONDS.toNanos(500 + r.nextInt(3_000)));
+        if (r.nextBoolean()) {
+          pool.resize(1 + r.nextInt(CAPACITY));
+          continue;
         }
-      } catch (InterruptedException e) {
-        throw new AssertionError(e);
+        if (r.nextBoolean()) {
+          pool.shutdown();
+        } else {
+          handedBack.addAll(pool.shutdownNow());
+        }
+        if (spinReboot) {
+          awaitRebootAndProbe(pool, reboots, cycles.get(), probes, rebootFaults);
+          cycles.incrementAndGet();
+          continue;
+        }
+        if (!pool.awaitTermination(30, TimeUnit.SECONDS)) {
+          throw new AssertionError("no termination: " + pool.stats());
+        }
+        pool.reboot();
+        cycles.incrementAndGet();
       }
-    }, "controller");
-    AtomicInteger controllerFailed = new AtomicInteger();
-    controller.setUncaughtExceptionHandler((t, e) -> {
-      controllerFailed.incrementAndGet();
-      e.printStackTrace();
     });
-    controller.start();
 
     CountDownLatch done = new CountDownLatch(SUBMITTERS);
     for (int s = 0; s < SUBMITTERS; s++) {
@@ -232,7 +219,7 @@ class ShutdownCycleStressTest {
     controller.join();
     stopRebooter.set(true);
     rebooter.join(TimeUnit.SECONDS.toMillis(30));
-    assertThat(controllerFailed.get()).isZero();
+    assertThat(controller.failures()).isZero();
     assertThat(rebootFaults).as("reboot races (%d reboots)", reboots.get()).isEmpty();
 
     // Settle: open or closed, the last cycle ends with a plain shutdown, so line and queue run.
@@ -303,26 +290,10 @@ class ShutdownCycleStressTest {
   private static void submit(WorkerPool pool, SerialExecutor lane, int kind, Runnable task, int id,
       ThreadLocalRandom r, AtomicIntegerArray outcome, Future<?>[] timers,
       Map<Object, Integer> ids) {
+    if (submitByKind(pool, kind, task, id, r, 8, outcome, ids)) {
+      return;
+    }
     switch (kind) {
-      case 0 -> pool.execute(task);
-      case 1 -> {
-        if (!pool.tryExecute(task)) {
-          outcome.set(id, REJECTED);
-        }
-      }
-      case 2 -> {
-        TaskHandle h = pool.enqueue(task);
-        if (r.nextInt(8) == 0 && h.cancel()) {
-          outcome.set(id, WITHDRAWN);
-        }
-      }
-      case 3 -> {
-        Future<?> f = pool.submit(task);
-        ids.put(f, id);
-        if (r.nextInt(8) == 0 && f.cancel(false)) {
-          outcome.set(id, AT_MOST_ONCE);
-        }
-      }
       case 4, 6 -> {
         long delay = r.nextInt(2_000);
         Future<?> f = kind == 4 ? pool.schedule(task, delay, TimeUnit.MICROSECONDS)

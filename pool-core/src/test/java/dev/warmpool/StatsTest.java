@@ -161,9 +161,7 @@ class StatsTest {
   @Test
   void tasksReturnedByShutdownNowStillCountAsSubmitted() throws Exception {
     WorkerPool pool = fixture.pool("returned", b -> b.capacity(1));
-    PoolFixture.Gate gate = fixture.gate();
-    pool.execute(gate.task());
-    gate.awaitArrival();
+    PoolFixture.Gate gate = fixture.occupy(pool);
     for (int i = 0; i < 3; i++) {
       pool.enqueue(() -> { });
     }

@@ -1,5 +1,10 @@
 package dev.warmpool;
 
+import static dev.warmpool.StressSubmissions.ACCEPTED;
+import static dev.warmpool.StressSubmissions.AT_MOST_ONCE;
+import static dev.warmpool.StressSubmissions.REJECTED;
+import static dev.warmpool.StressSubmissions.WITHDRAWN;
+import static dev.warmpool.StressSubmissions.submitByKind;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
@@ -9,7 +14,6 @@ import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -39,10 +43,6 @@ class SubpoolStressTest {
   private static final int[] SUB_CAPACITY = {3, 5};
   private static final int SUBMITTERS = 6;
   private static final int PER_SUBMITTER = 4_000;
-  private static final int REJECTED = 0;
-  private static final int ACCEPTED = 1;
-  private static final int WITHDRAWN = 2;
-  private static final int AT_MOST_ONCE = 3;
 
   @ParameterizedTest(name = "{0}")
   @ValueSource(strings = {"blocking-a", "blocking-b", "nonblocking-a", "nonblocking-b"})
@@ -65,42 +65,32 @@ class SubpoolStressTest {
     AtomicBoolean stop = new AtomicBoolean();
     AtomicInteger cycles = new AtomicInteger();
 
-    Thread controller = new Thread(() -> {
+    PoolFixture.Background controller = PoolFixture.background("controller", () -> {
       ThreadLocalRandom r = ThreadLocalRandom.current();
-      try {
-        while (!stop.get()) {
-          LockSupport.parkNanos(TimeUnit.MICROSECONDS.toNanos(300 + r.nextInt(2_000)));
-          int which = r.nextInt(3);
-          if (r.nextBoolean()) {
-            int max = which == 2 ? PARENT : SUB_CAPACITY[which];
-            targets[which].resize(1 + r.nextInt(max));
-            continue;
-          }
-          if (which == 2) {
-            continue; // the parent stays open: its subpools cannot reopen on a closed parent
-          }
-          WorkerPool sub = targets[which];
-          if (r.nextBoolean()) {
-            sub.shutdown();
-          } else {
-            handedBack.get(which).addAll(sub.shutdownNow());
-          }
-          if (!sub.awaitTermination(30, TimeUnit.SECONDS)) {
-            throw new AssertionError("no termination: " + sub.stats());
-          }
-          sub.reboot();
-          cycles.incrementAndGet();
+      while (!stop.get()) {
+        LockSupport.parkNanos(TimeUnit.MICROSECONDS.toNanos(300 + r.nextInt(2_000)));
+        int which = r.nextInt(3);
+        if (r.nextBoolean()) {
+          int max = which == 2 ? PARENT : SUB_CAPACITY[which];
+          targets[which].resize(1 + r.nextInt(max));
+          continue;
         }
-      } catch (InterruptedException e) {
-        throw new AssertionError(e);
+        if (which == 2) {
+          continue; // the parent stays open: its subpools cannot reopen on a closed parent
+        }
+        WorkerPool sub = targets[which];
+        if (r.nextBoolean()) {
+          sub.shutdown();
+        } else {
+          handedBack.get(which).addAll(sub.shutdownNow());
+        }
+        if (!sub.awaitTermination(30, TimeUnit.SECONDS)) {
+          throw new AssertionError("no termination: " + sub.stats());
+        }
+        sub.reboot();
+        cycles.incrementAndGet();
       }
-    }, "controller");
-    AtomicInteger controllerFailed = new AtomicInteger();
-    controller.setUncaughtExceptionHandler((t, e) -> {
-      controllerFailed.incrementAndGet();
-      e.printStackTrace();
     });
-    controller.start();
 
     CountDownLatch done = new CountDownLatch(SUBMITTERS);
     for (int s = 0; s < SUBMITTERS; s++) {
@@ -148,7 +138,7 @@ class SubpoolStressTest {
     PoolFixture.await(done);
     stop.set(true);
     controller.join();
-    assertThat(controllerFailed.get()).isZero();
+    assertThat(controller.failures()).isZero();
     parent.shutdown();
     assertThat(parent.awaitTermination(30, TimeUnit.SECONDS)).as("terminated: %s", parent.stats())
         .isTrue();
@@ -215,27 +205,8 @@ class SubpoolStressTest {
 
   private static void submit(WorkerPool pool, SerialExecutor lane, int kind, Runnable task, int id, ThreadLocalRandom r,
       AtomicIntegerArray outcome, Map<Object, Integer> ids) {
-    switch (kind) {
-      case 0 -> pool.execute(task);
-      case 1 -> {
-        if (!pool.tryExecute(task)) {
-          outcome.set(id, REJECTED);
-        }
-      }
-      case 2 -> {
-        TaskHandle h = pool.enqueue(task);
-        if (r.nextInt(6) == 0 && h.cancel()) {
-          outcome.set(id, WITHDRAWN);
-        }
-      }
-      case 3 -> {
-        Future<?> f = pool.submit(task);
-        ids.put(f, id);
-        if (r.nextInt(6) == 0 && f.cancel(false)) {
-          outcome.set(id, AT_MOST_ONCE);
-        }
-      }
-      default -> lane.execute(task);
+    if (!submitByKind(pool, kind, task, id, r, 6, outcome, ids)) {
+      lane.execute(task);
     }
   }
 }

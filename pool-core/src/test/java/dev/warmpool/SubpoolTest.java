@@ -112,9 +112,7 @@ class SubpoolTest {
         .isInstanceOf(PoolOverloadedException.class)
         .hasMessageContaining("subpool 'db'").hasMessageContaining("capacity 3");
     assertThat(db.tryExecute(() -> { })).isFalse();
-    PoolFixture.Gate apiGate = fixture.gate();
-    api.execute(apiGate.task());
-    apiGate.awaitArrival();
+    PoolFixture.Gate apiGate = fixture.occupy(api);
     assertThat(api.tryExecute(() -> { })).as("api still has seats").isTrue();
 
     PoolStats d = db.stats();
@@ -152,9 +150,7 @@ class SubpoolTest {
   void aBlockingSubpoolLinesUpFifoWithoutHoldingAThread() {
     WorkerPool pool = parent(4, b -> b);
     WorkerPool db = pool.newSubpool("db", 1);
-    PoolFixture.Gate gate = fixture.gate();
-    db.execute(gate.task());
-    gate.awaitArrival();
+    PoolFixture.Gate gate = fixture.occupy(db);
     List<Integer> order = new CopyOnWriteArrayList<>();
     for (int i = 0; i < 5; i++) {
       int n = i;
@@ -173,9 +169,7 @@ class SubpoolTest {
   void aBlockingSubpoolsExecuteWaitsForItsOwnSeatOnly() {
     WorkerPool pool = parent(1, b -> b);
     WorkerPool db = pool.newSubpool("db", 1);
-    PoolFixture.Gate parentGate = fixture.gate();
-    pool.execute(parentGate.task());
-    parentGate.awaitArrival();
+    PoolFixture.Gate parentGate = fixture.occupy(pool);
     AtomicInteger ran = new AtomicInteger();
     db.execute(ran::incrementAndGet); // the parent is full: the task waits there, admitted
     assertThat(pool.stats().waiting()).isEqualTo(1);
@@ -192,9 +186,7 @@ class SubpoolTest {
   void cancelWithdrawsATaskFromTheSubpoolsLineAndFromTheParentsLine() {
     WorkerPool pool = parent(1, b -> b);
     WorkerPool db = pool.newSubpool("db", 2);
-    PoolFixture.Gate gate = fixture.gate();
-    pool.execute(gate.task());
-    gate.awaitArrival();
+    PoolFixture.Gate gate = fixture.occupy(pool);
     AtomicInteger ran = new AtomicInteger();
     TaskHandle seated = db.enqueue(ran::incrementAndGet); // holds a db seat, waits in the parent's line
     TaskHandle second = db.enqueue(ran::incrementAndGet);
@@ -223,9 +215,7 @@ class SubpoolTest {
   void cancellingASubmittedFutureWithdrawsItsTask() throws Exception {
     WorkerPool pool = parent(2, b -> b);
     WorkerPool db = pool.newSubpool("db", 1);
-    PoolFixture.Gate gate = fixture.gate();
-    db.execute(gate.task());
-    gate.awaitArrival();
+    PoolFixture.Gate gate = fixture.occupy(db);
     Future<String> f = db.submit(() -> "x");
     assertThat(f.cancel(false)).isTrue();
     assertThat(db.stats().waiting()).isZero();
@@ -245,9 +235,7 @@ class SubpoolTest {
     WorkerPool pool = parent(1, b -> b);
     WorkerPool db = pool.newSubpool("db", 4);
     WorkerPool api = pool.newSubpool("api", 2);
-    PoolFixture.Gate gate = fixture.gate();
-    pool.execute(gate.task());
-    gate.awaitArrival();
+    PoolFixture.Gate gate = fixture.occupy(pool);
     List<String> order = Collections.synchronizedList(new ArrayList<>());
     for (int i = 0; i < 40; i++) {
       db.enqueue(() -> order.add("d"));
@@ -266,15 +254,9 @@ class SubpoolTest {
   void shutdownNowOfASubpoolReturnsAndInterruptsOnlyItsOwnWork() throws Exception {
     WorkerPool pool = parent(3, b -> b);
     WorkerPool db = pool.newSubpool("db", 2);
-    PoolFixture.Gate parentTask = fixture.gate();
-    pool.execute(parentTask.task());
-    parentTask.awaitArrival();
-    PoolFixture.Gate dbRunning = fixture.gate();
-    db.execute(dbRunning.task());
-    dbRunning.awaitArrival();
-    PoolFixture.Gate other = fixture.gate();
-    pool.execute(other.task()); // the parent is full now
-    other.awaitArrival();
+    PoolFixture.Gate parentTask = fixture.occupy(pool);
+    PoolFixture.Gate dbRunning = fixture.occupy(db);
+    PoolFixture.Gate other = fixture.occupy(pool); // the parent is full now
     Runnable seatedInParent = () -> { };
     Runnable inDbLine = () -> { };
     db.enqueue(seatedInParent);
@@ -315,9 +297,7 @@ class SubpoolTest {
   void shuttingDownTheParentClosesItsSubpoolsAndTheyFinishTheirAcceptedWork() throws Exception {
     WorkerPool pool = parent(2, b -> b);
     WorkerPool db = pool.newSubpool("db", 1);
-    PoolFixture.Gate gate = fixture.gate();
-    db.execute(gate.task());
-    gate.awaitArrival();
+    PoolFixture.Gate gate = fixture.occupy(db);
     AtomicInteger ran = new AtomicInteger();
     db.enqueue(ran::incrementAndGet);
     db.enqueue(ran::incrementAndGet);
@@ -337,9 +317,7 @@ class SubpoolTest {
   void shutdownNowOfTheParentReturnsItsSubpoolsTasksToo() throws Exception {
     WorkerPool pool = parent(1, b -> b);
     WorkerPool db = pool.newSubpool("db", 1);
-    PoolFixture.Gate gate = fixture.gate();
-    pool.execute(gate.task());
-    gate.awaitArrival();
+    PoolFixture.Gate gate = fixture.occupy(pool);
     Runnable a = () -> { };
     Runnable b = () -> { };
     Runnable c = () -> { };
@@ -455,9 +433,7 @@ class SubpoolTest {
   void timedTryExecuteGivesUpWhenTheSubpoolStaysFull() throws Exception {
     WorkerPool pool = parent(3, b -> b);
     WorkerPool db = pool.newSubpool("db", 1);
-    PoolFixture.Gate gate = fixture.gate();
-    db.execute(gate.task());
-    gate.awaitArrival();
+    PoolFixture.Gate gate = fixture.occupy(db);
     assertThat(db.tryExecute(() -> { }, Duration.ofMillis(20))).isFalse();
     assertThat(db.stats().rejected()).isEqualTo(1);
     assertThat(db.stats().waiting()).isZero();

@@ -34,9 +34,7 @@ class TaskHandleTest {
           if (noThreads.get()) {
             throw new IllegalStateException("no threads now");
           }
-          Thread t = new Thread(r, name + "-worker");
-          t.setDaemon(true);
-          return t;
+          return TestFactories.daemon(r, name + "-worker");
         }).build());
     pool.execute(gate.task());
     gate.awaitArrival();

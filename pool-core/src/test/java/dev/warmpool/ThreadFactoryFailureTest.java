@@ -4,15 +4,12 @@ import static dev.warmpool.PoolFixture.awaitWaiting;
 import static dev.warmpool.PoolFixture.eventually;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.warmpool.TestFactories.ScriptedFactory;
 import java.time.Duration;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.Function;
 import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -30,36 +27,6 @@ class ThreadFactoryFailureTest {
 
   private final AtomicInteger ran = new AtomicInteger();
   private final Runnable counted = ran::incrementAndGet;
-
-  /** Makes normal worker threads except on the calls it is told to fail. */
-  static final class ScriptedFactory implements ThreadFactory {
-    final String poolName;
-    final AtomicInteger calls = new AtomicInteger();
-    private final AtomicInteger threads = new AtomicInteger();
-    private final Map<Integer, Function<Runnable, Thread>> script = new ConcurrentHashMap<>();
-
-    ScriptedFactory(String poolName) {
-      this.poolName = poolName;
-    }
-
-    ScriptedFactory onCall(int call, Function<Runnable, Thread> behaviour) {
-      script.put(call, behaviour);
-      return this;
-    }
-
-    @Override
-    public Thread newThread(Runnable r) {
-      Function<Runnable, Thread> special = script.get(calls.incrementAndGet());
-      return special != null ? special.apply(r) : normal(r);
-    }
-
-    Thread normal(Runnable r) {
-      Thread t = new Thread(r, poolName + "-" + threads.incrementAndGet());
-      t.setDaemon(true);
-      t.setUncaughtExceptionHandler((thread, e) -> { }); // workers killed on purpose die quietly
-      return t;
-    }
-  }
 
   /** The ways a worker thread can fail to come to life. */
   enum Breakage {
@@ -101,9 +68,7 @@ class ThreadFactoryFailureTest {
   @Test
   void enqueueKeepsItsTaskAndRetriesTheStartWhenTheFactoryFails_guarantee11() {
     String name = PoolFixture.uniqueName("factoryenq");
-    ScriptedFactory factory = new ScriptedFactory(name).onCall(1, r -> {
-      throw new IllegalStateException("no threads today");
-    });
+    ScriptedFactory factory = new ScriptedFactory(name).onCall(1, ScriptedFactory::fails);
     WorkerPool pool = fixture.track(WorkerPool.builder().name(name).capacity(2)
         .threadFactory(factory).build());
 
@@ -147,9 +112,8 @@ class ThreadFactoryFailureTest {
     ScriptedFactory factory = new ScriptedFactory(name).onCall(2, breakage::make);
     WorkerPool pool = fixture.track(WorkerPool.builder().name(name).capacity(3)
         .threadFactory(factory).build());
-    PoolFixture.Gate first = fixture.gate();
-    pool.execute(first.task());
-    Thread firstWorker = first.awaitArrival();
+    PoolFixture.Gate first = fixture.occupy(pool);
+    Thread firstWorker = first.thread();
     PoolStats before = pool.stats();
 
     Throwable rejection = rejectionOf(pool, Submission.EXECUTE);
@@ -215,9 +179,7 @@ class ThreadFactoryFailureTest {
    */
   private WorkerPool poolWhoseReplacementWorkerFailsOnce(PoolFixture.Gate dying) {
     String name = PoolFixture.uniqueName("strand");
-    ScriptedFactory factory = new ScriptedFactory(name).onCall(2, r -> {
-      throw new IllegalStateException("no threads today");
-    });
+    ScriptedFactory factory = new ScriptedFactory(name).onCall(2, ScriptedFactory::fails);
     WorkerPool pool = fixture.track(WorkerPool.builder().name(name).capacity(1)
         .threadFactory(factory)
         .failureHandler((t, e) -> {
@@ -283,9 +245,7 @@ class ThreadFactoryFailureTest {
     });
     WorkerPool pool = fixture.track(WorkerPool.builder().name(name).capacity(1)
         .threadFactory(factory).build());
-    PoolFixture.Gate busy = fixture.gate();
-    pool.execute(busy.task());
-    busy.awaitArrival();
+    PoolFixture.Gate busy = fixture.occupy(pool);
     PoolFixture.Caller<Boolean> caller = fixture.call("timed", () -> {
       try {
         return pool.tryExecute(counted, Duration.ofMillis(300));

@@ -188,9 +188,7 @@ class TimerAndRebootFaultsTest {
   @ValueSource(longs = {0, 1})
   void dueTimerWaitingInLineRunsUnderShutdown_guarantee7(long delayMillis) throws Exception {
     WorkerPool pool = fixture.pool("due3c-", b -> b.capacity(1));
-    PoolFixture.Gate gate = fixture.gate();
-    pool.execute(gate.task());
-    gate.awaitArrival();
+    PoolFixture.Gate gate = fixture.occupy(pool);
     CountDownLatch ran = new CountDownLatch(1);
     ScheduledFuture<String> timer = pool.schedule(() -> {
       ran.countDown();
@@ -216,9 +214,7 @@ class TimerAndRebootFaultsTest {
   void dueTimerWaitingInLineIsHandedBackByShutdownNow_guarantee7(long delayMillis)
       throws Exception {
     WorkerPool pool = fixture.pool("due3c-now-", b -> b.capacity(1));
-    PoolFixture.Gate gate = fixture.gate();
-    pool.execute(gate.task());
-    gate.awaitArrival();
+    PoolFixture.Gate gate = fixture.occupy(pool);
     CountDownLatch ran = new CountDownLatch(1);
     ScheduledFuture<?> timer = pool.schedule(ran::countDown, delayMillis, MILLISECONDS);
     awaitWaiting(pool, 1);
@@ -247,9 +243,8 @@ class TimerAndRebootFaultsTest {
   @Test
   void rebootRacingEndOfTerminationLeavesPoolRunning_guarantee9() throws Exception {
     WorkerPool pool = fixture.pool("reboot4-", b -> b.capacity(1));
-    PoolFixture.Gate gate = fixture.gate();
-    pool.execute(gate.task());
-    Thread worker = gate.awaitArrival();
+    PoolFixture.Gate gate = fixture.occupy(pool);
+    Thread worker = gate.thread();
     long end = System.nanoTime() + RACE_BUDGET_NANOS;
     int rounds = 0;
     int badRounds = 0;
@@ -270,9 +265,8 @@ class TimerAndRebootFaultsTest {
         }
       }
       // The next round's last task; the running pool holds it, so it must not be terminated.
-      PoolFixture.Gate next = fixture.gate();
-      pool.execute(next.task());
-      worker = next.awaitArrival();
+      PoolFixture.Gate next = fixture.occupy(pool);
+      worker = next.thread();
       assertThat(pool.isTerminated()).as("round %d: terminated with a task running", rounds)
           .isFalse();
       gate = next;
@@ -298,9 +292,7 @@ class TimerAndRebootFaultsTest {
     // finished, including the termination work that follows it.
     WorkerPool parent = fixture.pool("reboot4-parent-", b -> b.capacity(1));
     WorkerPool sub = parent.newSubpool("sub", 1);
-    PoolFixture.Gate gate = fixture.gate();
-    sub.execute(gate.task());
-    gate.awaitArrival();
+    PoolFixture.Gate gate = fixture.occupy(sub);
     long end = System.nanoTime() + RACE_BUDGET_NANOS;
     int rounds = 0;
     int awaitTrue = 0;
@@ -313,9 +305,8 @@ class TimerAndRebootFaultsTest {
         last.open();
       }, last);
 
-      PoolFixture.Gate running = fixture.gate();
-      sub.execute(running.task());
-      running.awaitArrival(); // the parent's worker is done with the terminated round's task
+      // the parent's worker is done with the terminated round's task once this one has arrived
+      PoolFixture.Gate running = fixture.occupy(sub);
       boolean bad = false;
       if (sub.awaitTermination(0, NANOSECONDS)) {
         awaitTrue++;
@@ -346,9 +337,7 @@ class TimerAndRebootFaultsTest {
       // Ready for the next round: a running subpool with a gated task.
       spinUntil(sub::isTerminated);
       sub.reboot();
-      gate = fixture.gate();
-      sub.execute(gate.task());
-      gate.awaitArrival();
+      gate = fixture.occupy(sub);
       rounds++;
     }
     report("rebootRacingEndOfTermination(subpool): awaitTermination true", awaitTrue, rounds);

@@ -82,9 +82,7 @@ class VirtualThreadWorkersTest {
   @EnabledForJreRange(min = JRE.JAVA_21)
   void blockingPoolOfVirtualWorkersKeepsTheBoundAndServesItsLine() throws Exception {
     WorkerPool pool = fixture.pool("virtual-line", b -> b.capacity(1).maxWaiting(1).virtualThreads(true));
-    PoolFixture.Gate a = fixture.gate();
-    pool.execute(a.task());
-    a.awaitArrival();
+    PoolFixture.Gate a = fixture.occupy(pool);
     CountDownLatch lineTaskRan = new CountDownLatch(1);
     pool.enqueue(lineTaskRan::countDown);
 
