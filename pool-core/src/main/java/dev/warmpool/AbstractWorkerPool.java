@@ -10,6 +10,7 @@ import java.util.concurrent.FutureTask;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
+import java.util.function.UnaryOperator;
 
 /**
  * What every {@link WorkerPool} shares: argument checks, the {@code ExecutorService} plumbing and the
@@ -33,6 +34,17 @@ abstract class AbstractWorkerPool extends AbstractExecutorService implements Wor
 
   /** Delayed and periodic tasks not yet done, lanes' included; those not yet due end at shutdown. */
   final Timers timers = new Timers();
+  /** The builder's task decorator (a subpool's parent's), or null. */
+  final UnaryOperator<Runnable> decorator;
+
+  AbstractWorkerPool(UnaryOperator<Runnable> decorator) {
+    this.decorator = decorator;
+  }
+
+  /** The task as the decorator makes it, on the submitting thread; see {@link DecoratedTask}. */
+  final Runnable decorate(Runnable task) {
+    return decorator == null ? task : DecoratedTask.decorate(decorator, task, "pool '" + name() + "'");
+  }
 
   /**
    * Hands a due delayed task to a worker. It is admitted work: it waits its turn and is never
@@ -47,12 +59,12 @@ abstract class AbstractWorkerPool extends AbstractExecutorService implements Wor
 
   @Override
   public void execute(Runnable task) {
-    dispatch(TaskKind.RUNNABLE, requireTask(task), Mode.EXECUTE);
+    dispatch(TaskKind.RUNNABLE, decorate(requireTask(task)), Mode.EXECUTE);
   }
 
   @Override
   public boolean tryExecute(Runnable task) {
-    return dispatch(TaskKind.RUNNABLE, requireTask(task), Mode.TRY);
+    return dispatch(TaskKind.RUNNABLE, decorate(requireTask(task)), Mode.TRY);
   }
 
   @Override
@@ -68,12 +80,12 @@ abstract class AbstractWorkerPool extends AbstractExecutorService implements Wor
     } catch (ArithmeticException tooLong) {
       nanos = Long.MAX_VALUE;
     }
-    return dispatchTimed(TaskKind.RUNNABLE, task, nanos);
+    return dispatchTimed(TaskKind.RUNNABLE, decorate(task), nanos);
   }
 
   @Override
   public TaskHandle enqueue(Runnable task) {
-    return enqueue(TaskKind.RUNNABLE, requireTask(task), Mode.ENQUEUE);
+    return enqueue(TaskKind.RUNNABLE, decorate(requireTask(task)), Mode.ENQUEUE);
   }
 
   @Override
@@ -93,7 +105,7 @@ abstract class AbstractWorkerPool extends AbstractExecutorService implements Wor
 
   /** Never blocks: the future's task waits in line like {@link #enqueue}'s; cancelling withdraws it. */
   private <T> Future<T> enqueueFuture(PoolFuture<T> future) {
-    future.place.bind(enqueue(TaskKind.RUNNABLE, future, Mode.ENQUEUE));
+    future.place.bind(enqueue(TaskKind.RUNNABLE, decorate(future), Mode.ENQUEUE));
     return future;
   }
 
@@ -120,14 +132,17 @@ abstract class AbstractWorkerPool extends AbstractExecutorService implements Wor
   public ScheduledFuture<?> schedule(Runnable task, long delay, TimeUnit unit) {
     requireTask(task);
     Objects.requireNonNull(unit, "unit must not be null");
-    return startTimer(new DelayedTask<Void>(task, 0, runWhenDue, timers, null), unit.toNanos(delay));
+    return startTimer(new DelayedTask<Void>(decorate(task), 0, runWhenDue, timers, null),
+        unit.toNanos(delay));
   }
 
   @Override
   public <V> ScheduledFuture<V> schedule(Callable<V> task, long delay, TimeUnit unit) {
     requireTask(task);
     Objects.requireNonNull(unit, "unit must not be null");
-    return startTimer(new DelayedTask<>(task, 0, runWhenDue, timers, null), unit.toNanos(delay));
+    Callable<V> call = decorator == null ? task
+        : DecoratedTask.decorate(decorator, task, "pool '" + name() + "'");
+    return startTimer(new DelayedTask<>(call, 0, runWhenDue, timers, null), unit.toNanos(delay));
   }
 
   @Override
@@ -145,7 +160,7 @@ abstract class AbstractWorkerPool extends AbstractExecutorService implements Wor
   private ScheduledFuture<?> schedulePeriodic(Runnable task, long initialDelay, long period,
       TimeUnit unit, String what, int sign) {
     long signedPeriod = DelayedTask.checkPeriodic(task, period, unit, what, sign);
-    return startTimer(new DelayedTask<Void>(task, signedPeriod, runWhenDue, timers, null),
+    return startTimer(new DelayedTask<Void>(decorate(task), signedPeriod, runWhenDue, timers, null),
         unit.toNanos(initialDelay));
   }
 

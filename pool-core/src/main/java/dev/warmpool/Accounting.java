@@ -66,7 +66,7 @@ final class Accounting {
     try {
       task.run();
     } catch (Throwable t) {
-      failed(t);
+      failed(t, task instanceof FailureAware f ? f : null);
       return;
     }
     completed();
@@ -78,7 +78,7 @@ final class Accounting {
     try {
       function.accept(arg);
     } catch (Throwable t) {
-      failed(t);
+      failed(t, null);
       return;
     }
     completed();
@@ -97,10 +97,12 @@ final class Accounting {
   }
 
   /**
-   * Counts the failure up the chain and passes it to the root pool's failure handler (default: the
-   * thread's uncaught-exception handler). If the handler throws, so does this: the worker exits.
+   * Counts the failure up the chain and reports it once (guarantee 8): to the root pool's failure
+   * handler if one was set on the builder; else to the task's own reporter if it has one (an
+   * adapter's task); else to the thread's uncaught-exception handler. If that throws, so does this:
+   * the worker exits.
    */
-  private void failed(Throwable t) {
+  private void failed(Throwable t, FailureAware reporter) {
     Accounting a = this;
     for (;; a = a.parent) {
       a.counters.failed.increment();
@@ -109,8 +111,12 @@ final class Accounting {
       }
     }
     Thread self = Thread.currentThread();
-    Thread.UncaughtExceptionHandler h = a.failureHandler != null
-        ? a.failureHandler : self.getUncaughtExceptionHandler();
-    h.uncaughtException(self, t);
+    if (a.failureHandler != null) {
+      a.failureHandler.uncaughtException(self, t);
+    } else if (reporter != null) {
+      reporter.onFailure(t);
+    } else {
+      self.getUncaughtExceptionHandler().uncaughtException(self, t);
+    }
   }
 }

@@ -2,6 +2,7 @@ package dev.warmpool;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -22,6 +23,7 @@ final class BoundedPool extends AbstractWorkerPool {
   final Engine engine;
 
   BoundedPool(WorkerPool.Builder b) {
+    super(b.taskDecorator);
     this.maxIdleNanos = b.maxIdleNanos;
     this.accounting = new Accounting(b.failureHandler);
     Wiring wiring = new Wiring();
@@ -300,6 +302,11 @@ final class BoundedPool extends AbstractWorkerPool {
   @Override
   public boolean isTerminated() {
     return lifecycle.isTerminated();
+  }
+
+  @Override
+  public CompletionStage<Void> whenTerminated() {
+    return lifecycle.whenTerminated();
   }
 
   /** Waits for the terminated state, then for the worker threads to end. */

@@ -29,7 +29,7 @@ import java.util.function.Function;
  * The hand-off's handle is bound after the hand-off and a cancel may come first: {@link LateHandle}.
  */
 final class DelayedTask<V> extends FutureTask<V>
-    implements RunnableScheduledFuture<V>, Timers.Timer {
+    implements RunnableScheduledFuture<V>, Timers.Timer, FailureAware {
   private static final int PENDING = 0;
   private static final int DUE = 1;
   private static final int OFF = 2;
@@ -62,6 +62,8 @@ final class DelayedTask<V> extends FutureTask<V>
   private Throwable failure;
   /** The task itself, if it wants to hear of a cancellation; else null. */
   private CancellationAware listener;
+  /** The task itself, if it reports its own failures; else null. */
+  private FailureAware reporter;
 
   private final class Entry extends SharedTimer.Task {
     @Override
@@ -103,6 +105,22 @@ final class DelayedTask<V> extends FutureTask<V>
     this(java.util.concurrent.Executors.callable(runnable, (V) null), period, onDue, owner,
         laneOwner);
     this.listener = runnable instanceof CancellationAware ? (CancellationAware) runnable : null;
+    this.reporter = runnable instanceof FailureAware ? (FailureAware) runnable : null;
+  }
+
+  /**
+   * A run threw and the pool has no failure handler of its own: the task reports it if it is a
+   * {@link FailureAware}, else the thread's uncaught-exception handler hears of it, as for any task.
+   */
+  @Override
+  public void onFailure(Throwable t) {
+    FailureAware r = reporter;
+    if (r != null) {
+      r.onFailure(t);
+    } else {
+      Thread self = Thread.currentThread();
+      self.getUncaughtExceptionHandler().uncaughtException(self, t);
+    }
   }
 
   /**

@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.WeakHashMap;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -179,6 +180,11 @@ final class Lifecycle {
       host.terminated();
       ended.complete(null);
     }
+  }
+
+  /** This generation's termination, read-only. */
+  CompletionStage<Void> whenTerminated() {
+    return termination.minimalCompletionStage();
   }
 
   /** Waits for the terminated state (not for the threads: the pool waits for those itself). */

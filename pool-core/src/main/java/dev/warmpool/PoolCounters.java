@@ -11,13 +11,14 @@ final class PoolCounters {
   final LongAdder completed = new LongAdder();
   final LongAdder failed = new LongAdder();
   final LongAdder rejected = new LongAdder();
+  final LongAdder expired = new LongAdder();
   final LongAdder workersStarted = new LongAdder();
   final LongAdder workersExpired = new LongAdder();
   final LongAdder workersStopped = new LongAdder();
 
   PoolStats snapshot(int capacity, int workers, int busy, int idle, int waiting) {
     return new PoolStats(capacity, workers, busy, idle, waiting, submitted.sum(), completed.sum(),
-        failed.sum(), rejected.sum(), workersStarted.sum(), workersExpired.sum(),
+        failed.sum(), rejected.sum(), expired.sum(), workersStarted.sum(), workersExpired.sum(),
         workersStopped.sum());
   }
 }

@@ -27,13 +27,14 @@ public final class PoolStats {
   private final long completed;
   private final long failed;
   private final long rejected;
+  private final long expired;
   private final long workersStarted;
   private final long workersExpired;
   private final long workersStopped;
 
   PoolStats(int capacity, int workers, int busy, int idle, int waiting, long submitted,
-      long completed, long failed, long rejected, long workersStarted, long workersExpired,
-      long workersStopped) {
+      long completed, long failed, long rejected, long expired, long workersStarted,
+      long workersExpired, long workersStopped) {
     this.capacity = capacity;
     this.workers = workers;
     this.idle = Math.min(idle, workers);
@@ -43,6 +44,7 @@ public final class PoolStats {
     this.completed = completed;
     this.failed = failed;
     this.rejected = rejected;
+    this.expired = expired;
     this.workersStarted = workersStarted;
     this.workersExpired = workersExpired;
     this.workersStopped = workersStopped;
@@ -50,7 +52,8 @@ public final class PoolStats {
 
   static PoolStats sum(Iterable<PoolStats> parts) {
     int capacity = 0, workers = 0, busy = 0, idle = 0, waiting = 0;
-    long submitted = 0, completed = 0, failed = 0, rejected = 0, started = 0, expired = 0, stopped = 0;
+    long submitted = 0, completed = 0, failed = 0, rejected = 0, lineExpired = 0;
+    long started = 0, expired = 0, stopped = 0;
     for (PoolStats s : parts) {
       capacity += s.capacity;
       workers += s.workers;
@@ -61,12 +64,13 @@ public final class PoolStats {
       completed += s.completed;
       failed += s.failed;
       rejected += s.rejected;
+      lineExpired += s.expired;
       started += s.workersStarted;
       expired += s.workersExpired;
       stopped += s.workersStopped;
     }
     return new PoolStats(capacity, workers, busy, idle, waiting, submitted, completed, failed, rejected,
-        started, expired, stopped);
+        lineExpired, started, expired, stopped);
   }
 
   /** The maximum number of worker threads at the time of the snapshot. */
@@ -107,6 +111,14 @@ public final class PoolStats {
   /** Calls rejected with {@link PoolOverloadedException} or {@link PoolClosedException} (or answered {@code false}). */
   public long rejected() { return rejected; }
 
+  /**
+   * Entries that left the waiting line unrun because they waited past their line deadline
+   * ({@link WorkerPool.Builder#maxWaitInLine}, {@link WorkerPool#enqueue(Runnable,
+   * java.time.Duration)}); moves when the entry expires. An expired task is not in
+   * {@code submitted}.
+   */
+  public long expired() { return expired; }
+
   /** Worker threads started since the pool was built. */
   public long workersStarted() { return workersStarted; }
 
@@ -121,7 +133,7 @@ public final class PoolStats {
     return "PoolStats{capacity=" + capacity + ", workers=" + workers + ", busy=" + busy()
         + ", idle=" + idle + ", waiting=" + waiting + ", submitted=" + submitted
         + ", completed=" + completed + ", failed=" + failed + ", rejected=" + rejected
-        + ", workersStarted=" + workersStarted + ", workersExpired=" + workersExpired
+        + ", expired=" + expired + ", workersStarted=" + workersStarted + ", workersExpired=" + workersExpired
         + ", workersStopped=" + workersStopped + '}';
   }
 }

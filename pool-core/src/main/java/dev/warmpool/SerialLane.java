@@ -127,9 +127,10 @@ final class SerialLane implements SerialExecutor {
   }
 
   @Override
-  public void execute(Runnable task) {
-    AbstractWorkerPool.requireTask(task);
+  public void execute(Runnable submitted) {
+    AbstractWorkerPool.requireTask(submitted);
     checkOpen();
+    Runnable task = pool.decorate(submitted);
     if (!admitted) {
       synchronized (firstDispatch) {
         if (!admitted) {
@@ -144,9 +145,10 @@ final class SerialLane implements SerialExecutor {
   }
 
   @Override
-  public void executeAdmitted(Runnable task) {
-    AbstractWorkerPool.requireTask(task);
+  public void executeAdmitted(Runnable submitted) {
+    AbstractWorkerPool.requireTask(submitted);
     checkOpen();
+    Runnable task = pool.decorate(submitted);
     admitted = true;
     enter(task);
     refuseIfClosed(task);
@@ -316,7 +318,8 @@ final class SerialLane implements SerialExecutor {
     Objects.requireNonNull(unit, "unit must not be null");
     checkOpen();
     // Not an admission: the task takes no thread until it is due, and is admitted work then.
-    return startTimer(new DelayedTask<Void>(task, 0, enterWhenDue, pool.timers, timers()),
+    return startTimer(new DelayedTask<Void>(pool.decorate(task), 0, enterWhenDue, pool.timers,
+        timers()),
         delay <= 0 ? 0 : unit.toNanos(delay));
   }
 
@@ -337,7 +340,8 @@ final class SerialLane implements SerialExecutor {
       TimeUnit unit, String what, int sign) {
     long signedPeriod = DelayedTask.checkPeriodic(task, period, unit, what, sign);
     checkOpen();
-    return startTimer(new DelayedTask<Void>(task, signedPeriod, enterWhenDue, pool.timers, timers()),
+    return startTimer(new DelayedTask<Void>(pool.decorate(task), signedPeriod, enterWhenDue,
+        pool.timers, timers()),
         initialDelay <= 0 ? 0 : unit.toNanos(initialDelay));
   }
 
@@ -438,7 +442,7 @@ final class SerialLane implements SerialExecutor {
     }
 
     @Override
-    public boolean cancel() {
+    public boolean cancel(boolean mayInterruptIfRunning) {
       if (!queue.remove(task)) {
         return false; // it started, or close or shutdownNow took it
       }
@@ -454,12 +458,23 @@ final class SerialLane implements SerialExecutor {
     public boolean isCancelled() {
       return cancelled;
     }
+
+    @Override
+    public boolean isExpired() {
+      return false; // due timers are admitted work: they never expire
+    }
+
+    /** Withdrawn, or out of the queue: taken by the lane's worker, a close or a shutdownNow. */
+    @Override
+    public boolean isDone() {
+      return cancelled || !queue.contains(task);
+    }
   }
 
   /** For shutdownNow: hands back the tasks queued in this lane. */
   void handBackQueued(List<Runnable> out) {
     for (Runnable t; (t = queue.poll()) != null; ) {
-      out.add(t);
+      out.add(DecoratedTask.original(t)); // as submitted
     }
   }
 }

@@ -4,8 +4,11 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.UnaryOperator;
 
 /**
  * A {@link WorkerPool} made of N independent sub-pools (ants' {@code MultiPool}), to spread
@@ -34,7 +37,9 @@ public final class ShardedPool extends AbstractWorkerPool {
   private final Placement placement;
   private final AtomicInteger turn = new AtomicInteger();
 
-  private ShardedPool(String name, BoundedPool[] shards, Placement placement) {
+  private ShardedPool(String name, BoundedPool[] shards, Placement placement,
+      UnaryOperator<Runnable> decorator) {
+    super(decorator); // tasks are decorated at this pool's door; the shards' doors are not used
     this.name = name;
     this.shards = shards;
     this.placement = placement;
@@ -63,7 +68,7 @@ public final class ShardedPool extends AbstractWorkerPool {
     } finally {
       shardConfig.name(name);
     }
-    return new ShardedPool(name, pools, placement);
+    return new ShardedPool(name, pools, placement, shardConfig.taskDecorator);
   }
 
   /** The number of shards. */
@@ -243,6 +248,16 @@ public final class ShardedPool extends AbstractWorkerPool {
       }
     }
     return timers.isQuiet();
+  }
+
+  /** Completed when every shard has terminated (this pool's timers are quiet by then). */
+  @Override
+  public CompletionStage<Void> whenTerminated() {
+    CompletableFuture<?>[] all = new CompletableFuture<?>[shards.length];
+    for (int i = 0; i < shards.length; i++) {
+      all[i] = shards[i].whenTerminated().toCompletableFuture();
+    }
+    return CompletableFuture.allOf(all).minimalCompletionStage();
   }
 
   @Override

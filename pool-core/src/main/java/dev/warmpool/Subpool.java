@@ -2,6 +2,7 @@ package dev.warmpool;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletionStage;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -91,6 +92,7 @@ final class Subpool extends AbstractWorkerPool {
 
   private Subpool(AbstractWorkerPool parent, Admission parentAdmission, Lifecycle parentLifecycle,
       String name, int capacity, boolean nonblocking, int maxWaiting) {
+    super(parent.decorator); // a task is decorated once, at the subpool's door, as its parent would
     this.parent = parent;
     this.parentAdmission = parentAdmission;
     this.parentLifecycle = parentLifecycle;
@@ -406,6 +408,11 @@ final class Subpool extends AbstractWorkerPool {
   @Override
   public boolean isTerminated() {
     return lifecycle.isTerminated();
+  }
+
+  @Override
+  public CompletionStage<Void> whenTerminated() {
+    return lifecycle.whenTerminated();
   }
 
   /** Waits until every task of this subpool has finished or been handed back. */

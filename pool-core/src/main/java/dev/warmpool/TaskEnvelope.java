@@ -27,7 +27,8 @@ import java.util.List;
  *   STARTED  -> DONE         it ran (CAS, waiting out INTERRUPTING)
  *   STARTED  -> INTERRUPTING -> STARTED   shutdownNow interrupts its runner (the handshake below)
  * </pre>
- * A handle's {@link #cancel()} succeeds only from WAITING or QUEUED.
+ * A handle's {@link #cancel(boolean)} succeeds only from WAITING or QUEUED; from STARTED it may
+ * interrupt the runner (the handshake below) and reports false.
  *
  * <h2>The interrupt handshake</h2>
  * An interrupt meant for this task must never reach a later task of the same thread. So an
@@ -75,6 +76,9 @@ class TaskEnvelope implements TaskHandle {
           e.kind.run(e.arg, accounting, worker);
         } finally {
           e.finish();
+          if (!accounting.stopping()) {
+            Thread.interrupted(); // a cancel(true) that landed as the task ended was for it alone
+          }
         }
       }
     }
@@ -96,6 +100,8 @@ class TaskEnvelope implements TaskHandle {
   volatile int state;
   /** Set by the caller just before it parks, so that a taker unparks only a parked caller. */
   volatile boolean parked;
+  /** Set by a cancel from QUEUED: a reference may stay in the run queue, so it is never reused. */
+  private boolean cancelledWhileQueued;
   /** The thread running the task: written before the CAS to STARTED, which publishes it. */
   private Thread runner;
   /** Links in the waiting line; accessed only under the line's lock. */
@@ -144,16 +150,17 @@ class TaskEnvelope implements TaskHandle {
 
   /**
    * Makes an envelope whose last trip has ended (done, cancelled, handed back or closed) QUEUED
-   * again for its next one; false if it is still on its way. Only a serial lane reuses its entry,
-   * and only the thread that owns it at that moment calls this (see {@code SerialLane.place}):
-   * nobody else moves an envelope out of an ended state, so a plain write suffices. A stale
-   * reference in the run queue (an entry cancelled while queued) is harmless: each QUEUED trip is
-   * started at most once, by whichever reference a worker reaches first, and every reference holds
-   * its own seat.
+   * again for its next one; false if it is still on its way, or may still be referenced by the run
+   * queue (it was cancelled while queued: the worker that reaches that reference would start the
+   * next trip while its dispatcher still moves it, found by review 3). Only a serial lane reuses
+   * its entry, and only the thread that owns it at that moment calls this (see
+   * {@code SerialLane.place}); so a reused entry is referenced by nobody else, and a plain write
+   * suffices.
    */
   boolean reset() {
     int s = state;
-    if (s == DONE || s == CANCELLED || s == HANDED_BACK || s == CLOSED) {
+    if (!cancelledWhileQueued
+        && (s == DONE || s == CANCELLED || s == HANDED_BACK || s == CLOSED)) {
       state = QUEUED;
       return true;
     }
@@ -161,7 +168,7 @@ class TaskEnvelope implements TaskHandle {
   }
 
   @Override
-  public boolean cancel() {
+  public boolean cancel(boolean mayInterruptIfRunning) {
     for (;;) {
       int s = state;
       if (s == WAITING) {
@@ -169,14 +176,29 @@ class TaskEnvelope implements TaskHandle {
           return true;
         }
       } else if (s == QUEUED) {
+        cancelledWhileQueued = true; // before the CAS, which publishes it; a lost CAS only wastes it
         if (transition(QUEUED, CANCELLED)) {
           owner.withdrawnQueued(this);
           return true;
         }
       } else {
+        if (mayInterruptIfRunning) {
+          interrupt(); // only while STARTED: the handshake keeps it from a later task
+        }
         return false;
       }
     }
+  }
+
+  @Override
+  public boolean isExpired() {
+    return state == EXPIRED;
+  }
+
+  @Override
+  public boolean isDone() {
+    int s = state;
+    return s == DONE || s == CANCELLED || s == EXPIRED || s == HANDED_BACK || s == CLOSED;
   }
 
   @Override

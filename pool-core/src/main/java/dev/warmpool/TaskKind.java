@@ -39,7 +39,7 @@ abstract class TaskKind {
 
     @Override
     void handBack(Object arg, List<Runnable> out) {
-      out.add((Runnable) arg);
+      out.add(DecoratedTask.original((Runnable) arg)); // as submitted
     }
   };
 

@@ -3,9 +3,11 @@ package dev.warmpool;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
+import java.util.function.UnaryOperator;
 
 /**
  * A bounded pool of worker threads that reuses the most recently released worker first and retires
@@ -229,6 +231,15 @@ public interface WorkerPool extends ScheduledExecutorService, AutoCloseable {
   void reboot();
 
   /**
+   * A stage completed when this pool terminates ({@link #isTerminated()} becomes true), so that a
+   * graceful close can react without a thread of its own. Each generation has its own: after a
+   * {@link #reboot()} this returns a fresh, pending stage, and a stage obtained earlier stays
+   * completed. Worker threads may still be ending when it completes ({@link #awaitTermination}
+   * waits for them too). Completing it from outside is not possible.
+   */
+  CompletionStage<Void> whenTerminated();
+
+  /**
    * Shuts the pool down and waits until every worker thread has exited. If interrupted while
    * waiting, returns with the interrupt status set.
    */
@@ -260,6 +271,7 @@ public interface WorkerPool extends ScheduledExecutorService, AutoCloseable {
     Thread.UncaughtExceptionHandler failureHandler;
     Ticker ticker = Ticker.system();
     boolean virtualThreads;
+    UnaryOperator<Runnable> taskDecorator;
 
     Builder() {}
 
@@ -358,6 +370,24 @@ public interface WorkerPool extends ScheduledExecutorService, AutoCloseable {
      */
     public Builder virtualThreads(boolean virtualThreads) {
       this.virtualThreads = virtualThreads;
+      return this;
+    }
+
+    /**
+     * Wraps every task once, at submission, on the submitting thread: so it can capture
+     * thread-local context there (MDC, tracing, security, a Micrometer {@code ContextSnapshot}) and
+     * restore it around the run. It applies at every door: {@code execute}, {@code tryExecute},
+     * {@code enqueue}, {@code submit} (the future's task), {@code schedule*} (once at schedule time,
+     * for all runs of a periodic task), a serial lane's tasks (at the lane's {@code execute} or
+     * {@code schedule*}), a subpool's tasks (with its parent's decorator), and so every adapter's
+     * tasks. {@code shutdownNow()} hands tasks back as they were submitted, undecorated. A decorator
+     * that throws or returns null rejects that task at its call with a
+     * {@link java.util.concurrent.RejectedExecutionException} (the task was not accepted; it counts
+     * in neither {@code submitted} nor {@code rejected}). Not applied to {@link FuncPool} arguments,
+     * which are not tasks.
+     */
+    public Builder taskDecorator(UnaryOperator<Runnable> taskDecorator) {
+      this.taskDecorator = Objects.requireNonNull(taskDecorator, "taskDecorator must not be null");
       return this;
     }
 
