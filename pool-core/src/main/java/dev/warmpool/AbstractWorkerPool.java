@@ -26,8 +26,15 @@ abstract class AbstractWorkerPool extends AbstractExecutorService implements Wor
    */
   abstract boolean dispatch(TaskKind kind, Object arg, Mode mode);
 
-  /** Like {@link #dispatch} in {@link Mode#ENQUEUE} or {@link Mode#ADMITTED}, with a handle. */
-  abstract TaskHandle enqueue(TaskKind kind, Object arg, Mode mode);
+  /**
+   * Like {@link #dispatch} in {@link Mode#ENQUEUE} or {@link Mode#ADMITTED}, with a handle; a task
+   * that waits in line may wait {@code maxWaitNanos} (0: the pool's {@code maxWaitInLine}).
+   */
+  abstract TaskHandle enqueue(TaskKind kind, Object arg, Mode mode, long maxWaitNanos);
+
+  final TaskHandle enqueue(TaskKind kind, Object arg, Mode mode) {
+    return enqueue(kind, arg, mode, 0L);
+  }
 
   /** Like {@link #dispatch} in blocking mode, giving up after {@code nanos}. */
   abstract boolean dispatchTimed(TaskKind kind, Object arg, long nanos) throws InterruptedException;
@@ -89,6 +96,22 @@ abstract class AbstractWorkerPool extends AbstractExecutorService implements Wor
   }
 
   @Override
+  public TaskHandle enqueue(Runnable task, Duration maxWait) {
+    requireTask(task);
+    Objects.requireNonNull(maxWait, "maxWait must not be null");
+    if (maxWait.isNegative() || maxWait.isZero()) {
+      throw new IllegalArgumentException("maxWait must be > 0, was " + maxWait);
+    }
+    long nanos;
+    try {
+      nanos = maxWait.toNanos();
+    } catch (ArithmeticException tooLong) {
+      nanos = Long.MAX_VALUE / 4;
+    }
+    return enqueue(TaskKind.RUNNABLE, decorate(task), Mode.ENQUEUE, nanos);
+  }
+
+  @Override
   public Future<?> submit(Runnable task) {
     return enqueueFuture(new PoolFuture<Void>(Executors.callable(requireTask(task), null)));
   }
@@ -110,12 +133,18 @@ abstract class AbstractWorkerPool extends AbstractExecutorService implements Wor
   }
 
   /** A future whose cancellation also withdraws its task from the pool (remove on cancel). */
-  private static final class PoolFuture<T> extends FutureTask<T> {
+  private static final class PoolFuture<T> extends FutureTask<T> implements TaskKind.Expirable {
     /** Its place in the pool, known only after the hand-off, while a cancel may come first. */
     final LateHandle place = new LateHandle();
 
     PoolFuture(Callable<T> callable) {
       super(callable);
+    }
+
+    /** Its task waited in line past its deadline: the future fails with the cause. */
+    @Override
+    public void expired(PoolOverloadedException cause) {
+      setException(cause);
     }
 
     @Override

@@ -45,6 +45,13 @@ final class Accounting {
     }
   }
 
+  /** An entry left the line unrun, past its deadline: counted here and in the parents. */
+  void expired() {
+    for (Accounting a = this; a != null; a = a.parent) {
+      a.counters.expired.increment();
+    }
+  }
+
   /** One rejection, counted where it happened only. */
   void rejected() {
     counters.rejected.increment();

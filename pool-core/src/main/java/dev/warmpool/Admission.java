@@ -47,6 +47,8 @@ final class Admission implements TaskEnvelope.Owner {
   final String description;
   final boolean nonblocking;
   final int maxWaiting;
+  /** How long an entry may wait in line unless it says otherwise, in nanos; 0: no limit. */
+  final long maxWaitInLineNanos;
   volatile int capacity;
   final RunState state = new RunState();
   final WaitingLine line = new WaitingLine();
@@ -63,8 +65,9 @@ final class Admission implements TaskEnvelope.Owner {
   private final Runnable mayTerminate;
 
   Admission(String name, String description, int capacity, boolean nonblocking, int maxWaiting,
-      Accounting accounting, Admission parent, boolean plainPlacement, Placement placement,
-      Runnable mayTerminate) {
+      long maxWaitInLineNanos, Accounting accounting, Admission parent, boolean plainPlacement,
+      Placement placement, Runnable mayTerminate) {
+    this.maxWaitInLineNanos = maxWaitInLineNanos;
     this.plainPlacement = plainPlacement;
     this.name = name;
     this.description = description;
@@ -88,13 +91,21 @@ final class Admission implements TaskEnvelope.Owner {
     if (line.size() == 0 && state.tryTakeSeat(capacity, mode == Mode.ADMITTED)) {
       return placement.place(kind, arg, mode);
     }
-    return whenFull(kind, arg, mode, null);
+    return whenFull(kind, arg, mode, null, 0L);
   }
 
-  /** Like {@link #dispatch} in {@link Mode#ENQUEUE} or {@link Mode#ADMITTED}, with a handle. */
-  TaskEnvelope enqueue(TaskKind kind, Object arg, Mode mode) {
+  /**
+   * Like {@link #dispatch} in {@link Mode#ENQUEUE} or {@link Mode#ADMITTED}, with a handle; an
+   * entry that waits in line may wait {@code maxWaitNanos} (0: the pool's limit, if any).
+   */
+  TaskEnvelope enqueue(TaskKind kind, Object arg, Mode mode, long maxWaitNanos) {
     TaskEnvelope e = placement.newEntry(kind, arg, null, TaskEnvelope.QUEUED);
-    enqueue(e, mode);
+    if (line.size() == 0 && state.tryTakeSeat(capacity, mode == Mode.ADMITTED)) {
+      placement.placeEntry(e, mode);
+    } else {
+      e.state = TaskEnvelope.WAITING;
+      whenFull(kind, arg, mode, e, maxWaitNanos);
+    }
     return e;
   }
 
@@ -107,7 +118,7 @@ final class Admission implements TaskEnvelope.Owner {
       placement.placeEntry(e, mode);
     } else {
       e.state = TaskEnvelope.WAITING;
-      whenFull(e.kind, e.arg, mode, e);
+      whenFull(e.kind, e.arg, mode, e, 0L);
     }
   }
 
@@ -148,9 +159,11 @@ final class Admission implements TaskEnvelope.Owner {
     if (!state.isRunning()) {
       throw closed();
     }
-    long deadline = System.nanoTime() + Math.min(nanos, Long.MAX_VALUE / 4);
+    // The pool's line deadline bounds a timed wait too; reaching either answers false.
+    long wait = maxWaitInLineNanos > 0 ? Math.min(nanos, maxWaitInLineNanos) : nanos;
+    long deadline = System.nanoTime() + Math.min(wait, Long.MAX_VALUE / 4);
     TaskEnvelope e = join(placement.newEntry(kind, arg, Thread.currentThread(),
-        TaskEnvelope.WAITING), false);
+        TaskEnvelope.WAITING), false, -1L);
     try {
       return awaitTaken(e, true, deadline);
     } catch (InterruptedWaitException interrupted) {
@@ -159,7 +172,8 @@ final class Admission implements TaskEnvelope.Owner {
   }
 
   /** No seat was free (or the line was not empty): reject, or join the line. */
-  private boolean whenFull(TaskKind kind, Object arg, Mode mode, TaskEnvelope handle) {
+  private boolean whenFull(TaskKind kind, Object arg, Mode mode, TaskEnvelope handle,
+      long maxWaitNanos) {
     if (!state.isRunning() && !(mode == Mode.ADMITTED && !state.isTerminated())) {
       throw closed();
     }
@@ -175,15 +189,20 @@ final class Admission implements TaskEnvelope.Owner {
     }
     if (mode == Mode.EXECUTE) {
       return awaitTaken(join(placement.newEntry(kind, arg, Thread.currentThread(),
-          TaskEnvelope.WAITING), false), false, 0L);
+          TaskEnvelope.WAITING), false, 0L), false, 0L);
     }
     join(handle != null ? handle : placement.newEntry(kind, arg, null, TaskEnvelope.WAITING),
-        mode == Mode.ADMITTED);
+        mode == Mode.ADMITTED, maxWaitNanos);
     return true;
   }
 
-  /** Puts the entry in line (or throws), then drains: a seat may have come free meanwhile. */
-  private TaskEnvelope join(TaskEnvelope e, boolean admitted) {
+  /**
+   * Puts the entry in line (or throws), arms its line deadline, then drains: a seat may have come
+   * free meanwhile. {@code maxWaitNanos}: 0 for the pool's limit, -1 for none (a timed caller that
+   * keeps its own time). Admitted work, and a unit that is not itself a task (a lane, a subpool's
+   * forwarded task), never expires.
+   */
+  private TaskEnvelope join(TaskEnvelope e, boolean admitted, long maxWaitNanos) {
     switch (line.offer(e, admitted ? Integer.MAX_VALUE : maxWaiting, admitted)) {
       case FULL -> {
         accounting.rejected();
@@ -198,8 +217,100 @@ final class Admission implements TaskEnvelope.Owner {
         }
       }
     }
+    long limit = maxWaitNanos != 0 ? maxWaitNanos : maxWaitInLineNanos;
+    if (limit > 0 && !admitted && e.kind.countsAsTask()) {
+      armDeadline(e, limit);
+    }
     drainLine();
     return e;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Line deadlines
+
+  /** An entry's line deadline on the shared timer: found by the timer, not by the next hand-off. */
+  final class Expiry extends SharedTimer.Task {
+    final TaskEnvelope entry;
+    final long joined;
+    final long limit;
+
+    Expiry(TaskEnvelope entry, long joined, long limit) {
+      this.entry = entry;
+      this.joined = joined;
+      this.limit = limit;
+    }
+
+    @Override
+    void fire() {
+      expire(this);
+    }
+
+    /** The rejection its task or caller hears: how long it waited, and why. */
+    PoolOverloadedException failure() {
+      long waited = System.nanoTime() - joined;
+      return new PoolOverloadedException(description + " is overloaded: the task waited "
+          + java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(waited) + " ms in line, past its"
+          + " deadline of " + AbstractWorkerPool.formatDuration(java.time.Duration.ofNanos(limit))
+          + " (capacity " + capacity + ", waiting " + line.size() + ")");
+    }
+  }
+
+  /**
+   * Arms the deadline of an entry that is in line (publish, then arm: a hand-off before the timer
+   * is armed leaves a timer that finds the entry gone). If no timer thread can be started, the
+   * entry is taken back out and the call is rejected: a deadline is never silently dropped.
+   */
+  private void armDeadline(TaskEnvelope e, long limit) {
+    long now = System.nanoTime();
+    Expiry x = new Expiry(e, now, limit);
+    e.expiry = x;
+    try {
+      SharedTimer.INSTANCE.schedule(x, now + Math.min(limit, Long.MAX_VALUE / 4));
+    } catch (RuntimeException | Error noTimer) {
+      if (line.cancel(e)) {
+        if (e.caller == null && e.kind.countsAsTask()) {
+          accounting.withdrawn();
+        }
+        accounting.rejected();
+        throw new RejectedExecutionException(description + " could not arm the task's line"
+            + " deadline; the task was not accepted", noTimer);
+      }
+    }
+  }
+
+  /** The entry left the line: its deadline timer goes (it would find the entry gone anyway). */
+  private static void disarm(TaskEnvelope e) {
+    Expiry x = e.expiry;
+    if (x != null) {
+      e.expiry = null;
+      SharedTimer.INSTANCE.cancel(x);
+    }
+  }
+
+  /**
+   * On the timer thread: the entry waited past its deadline. If it is still waiting, it leaves the
+   * line unrun (EXPIRED), counts in {@code expired} and leaves {@code submitted}; a blocked caller
+   * wakes and throws; a task's future fails or its {@link CancellationAware} hears of it, on a
+   * helper thread (no user code on the timer thread).
+   */
+  private void expire(Expiry x) {
+    TaskEnvelope e = x.entry;
+    if (!line.expire(e)) {
+      return;
+    }
+    accounting.expired();
+    if (e.caller != null) {
+      LockSupport.unpark(e.caller); // it reads EXPIRED and throws
+    } else {
+      if (e.kind.countsAsTask()) {
+        accounting.withdrawn();
+      }
+      PoolOverloadedException cause = x.failure();
+      ThreadStarter.ASYNC.execute(() -> e.kind.expired(e.arg, cause));
+    }
+    if (!state.isRunning()) {
+      mayTerminate.run();
+    }
   }
 
   /**
@@ -219,6 +330,11 @@ final class Admission implements TaskEnvelope.Owner {
         int s = e.state;
         if (s == TaskEnvelope.CLOSED) {
           throw closed();
+        }
+        if (s == TaskEnvelope.EXPIRED) {
+          Expiry x = e.expiry;
+          throw x != null ? x.failure() : new PoolOverloadedException(description
+              + " is overloaded: the task waited in line past its deadline");
         }
         if (s != TaskEnvelope.WAITING) {
           return true;
@@ -276,6 +392,7 @@ final class Admission implements TaskEnvelope.Owner {
     if (!line.cancel(e)) {
       return false;
     }
+    disarm(e);
     if (e.kind.countsAsTask()) {
       accounting.withdrawn();
     }
@@ -311,6 +428,7 @@ final class Admission implements TaskEnvelope.Owner {
         mayTerminate.run();
         continue;
       }
+      disarm(e);
       taken(e);
       placement.handOff(e);
     }
@@ -324,6 +442,7 @@ final class Admission implements TaskEnvelope.Owner {
     if (line.size() > 0 && state.seats() <= capacity) {
       TaskEnvelope e = line.poll();
       if (e != null) {
+        disarm(e);
         taken(e);
         return e;
       }

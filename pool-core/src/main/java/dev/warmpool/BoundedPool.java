@@ -28,7 +28,7 @@ final class BoundedPool extends AbstractWorkerPool {
     this.accounting = new Accounting(b.failureHandler);
     Wiring wiring = new Wiring();
     this.admission = new Admission(b.name, "pool '" + b.name + "'", b.capacity, b.nonblocking,
-        b.maxWaiting, accounting, null, true, wiring, this::tryTerminate);
+        b.maxWaiting, b.maxWaitInLineNanos, accounting, null, true, wiring, this::tryTerminate);
     this.lifecycle = new Lifecycle(admission, timers, wiring);
     timers.onQuiet(this::tryTerminate);
     ThreadFactory factory = b.threadFactory != null ? b.threadFactory : defaultFactory(b.daemon);
@@ -129,6 +129,16 @@ final class BoundedPool extends AbstractWorkerPool {
     }
 
     @Override
+    public boolean closeIfQuiescent() {
+      return engine.closeIfNoWorkers();
+    }
+
+    @Override
+    public void reopen() {
+      engine.reopenSlots();
+    }
+
+    @Override
     public void shutDown() {
       engine.retireAllIdle();
       engine.cleaner.update();
@@ -149,8 +159,8 @@ final class BoundedPool extends AbstractWorkerPool {
   }
 
   @Override
-  TaskHandle enqueue(TaskKind kind, Object arg, Mode mode) {
-    return admission.enqueue(kind, arg, mode);
+  TaskHandle enqueue(TaskKind kind, Object arg, Mode mode, long maxWaitNanos) {
+    return admission.enqueue(kind, arg, mode, maxWaitNanos);
   }
 
   @Override

@@ -644,6 +644,16 @@ final class Engine {
   }
 
   /** Tasks running now: seats held minus tasks still queued. */
+  /** Closes the worker slots if no worker lives (a terminating pool); see ThreadStarter. */
+  boolean closeIfNoWorkers() {
+    return starter.tryClose();
+  }
+
+  /** Reopens the worker slots after a reboot (or a termination that did not happen). */
+  void reopenSlots() {
+    starter.reopen();
+  }
+
   int busy() {
     return Math.max(0, host.seats() - runQueue.size());
   }

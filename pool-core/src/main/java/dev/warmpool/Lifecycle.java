@@ -30,6 +30,15 @@ final class Lifecycle {
     /** Whether nothing but the seats and the line keeps the pool from terminating (no workers). */
     boolean quiescent();
 
+    /**
+     * Atomically: if quiescent, makes sure it stays so (no worker may start); under the line's
+     * lock, as part of terminating. Undone by {@link #reopen}.
+     */
+    boolean closeIfQuiescent();
+
+    /** The pool reopens (a reboot), or did not terminate after all: workers may start again. */
+    void reopen();
+
     /** The line closed at shutdown: let idle workers go. */
     void shutDown();
 
@@ -174,8 +183,16 @@ final class Lifecycle {
         || hasChildren() || !host.quiescent()) {
       return;
     }
-    CompletableFuture<Void> ended = line.terminateIfEmpty(
-        () -> !hasChildren() && host.quiescent() && state.terminate() ? termination : null);
+    CompletableFuture<Void> ended = line.terminateIfEmpty(() -> {
+      if (hasChildren() || !host.closeIfQuiescent()) {
+        return null;
+      }
+      if (state.terminate()) {
+        return termination;
+      }
+      host.reopen(); // a seat was taken meanwhile: workers may be needed after all
+      return null;
+    });
     if (ended != null) {
       host.terminated();
       ended.complete(null);
@@ -210,6 +227,7 @@ final class Lifecycle {
       timers.reopen();
       line.reopen(() -> {
         termination = new CompletableFuture<>();
+        host.reopen();
         state.reopen();
       });
     }

@@ -28,7 +28,8 @@ import java.util.function.Function;
  * exception is thrown. Anything else queued meanwhile (a due delayed task, which is admitted work)
  * is dispatched again as admitted. Once admitted, the lane dispatches in
  * {@link Mode#ADMITTED}: it waits in line rather than being rejected. Scheduling a delayed task does
- * not admit the lane; the task itself is admitted work when due.
+ * not admit the lane; the task itself is admitted work when due, and then admits the lane (a Reactor
+ * or RxJava worker is one unit: its later tasks are never rejected for load).
  *
  * <p><b>Shutdown.</b> {@code shutdownNow} hands back the queue of a lane waiting for a worker, and
  * that of a lane a worker is draining ({@link Worker#lane}). A lane that a worker picks up at the
@@ -111,6 +112,7 @@ final class SerialLane implements SerialExecutor {
    * completes cancelled.
    */
   private final Function<DelayedTask<?>, TaskHandle> enterWhenDue = task -> {
+    admitted = true; // a due timer is admitted work: the lane, one unit, is admitted (guarantee 6)
     enter(task);
     if (this.closed && withdraw(task)) {
       return null;

@@ -103,7 +103,7 @@ public final class ShardedPool extends AbstractWorkerPool {
   }
 
   @Override
-  TaskHandle enqueue(TaskKind kind, Object arg, Mode mode) {
+  TaskHandle enqueue(TaskKind kind, Object arg, Mode mode, long maxWaitNanos) {
     int first = pick();
     if (shards.length > 1 && mode != Mode.ADMITTED) {
       // Every shard is offered the task before it waits or is rejected in the first one: a free
@@ -115,7 +115,7 @@ public final class ShardedPool extends AbstractWorkerPool {
         }
       }
     }
-    return shards[first].enqueue(kind, arg, mode);
+    return shards[first].enqueue(kind, arg, mode, maxWaitNanos);
   }
 
   @Override

@@ -99,7 +99,8 @@ final class Subpool extends AbstractWorkerPool {
     this.accounting = new Accounting(parentAdmission.accounting);
     Wiring wiring = new Wiring();
     this.admission = new Admission(name, "subpool '" + name + "' of " + parentAdmission.description,
-        capacity, nonblocking, maxWaiting, accounting, parentAdmission, false, wiring,
+        capacity, nonblocking, maxWaiting, parentAdmission.maxWaitInLineNanos, accounting,
+        parentAdmission, false, wiring,
         this::tryTerminate);
     this.lifecycle = new Lifecycle(admission, timers, wiring);
     timers.onQuiet(this::tryTerminate);
@@ -166,6 +167,16 @@ final class Subpool extends AbstractWorkerPool {
     }
 
     @Override
+    public boolean closeIfQuiescent() {
+      return true;
+    }
+
+    @Override
+    public void reopen() {
+      // no workers of its own
+    }
+
+    @Override
     public void shutDown() {
       // no workers of its own to let go
     }
@@ -185,8 +196,8 @@ final class Subpool extends AbstractWorkerPool {
   }
 
   @Override
-  TaskHandle enqueue(TaskKind kind, Object arg, Mode mode) {
-    return admission.enqueue(kind, arg, mode);
+  TaskHandle enqueue(TaskKind kind, Object arg, Mode mode, long maxWaitNanos) {
+    return admission.enqueue(kind, arg, mode, maxWaitNanos);
   }
 
   @Override

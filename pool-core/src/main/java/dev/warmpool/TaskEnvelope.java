@@ -18,7 +18,8 @@ import java.util.List;
  *                            (under the line's lock)
  *   WAITING  -> CLOSED       shutdown woke its blocked caller (under the line's lock)
  *   WAITING  -> HANDED_BACK  shutdownNow took its task from the line to hand back (under the lock)
- *   WAITING  -> EXPIRED      reserved for line deadlines: it waited too long and leaves unrun
+ *   WAITING  -> EXPIRED      its line deadline passed: it leaves unrun, found by its timer (under
+ *                            the line's lock)
  *   QUEUED   -> STARTED      a worker is about to run it; the runner is recorded first (CAS)
  *   QUEUED   -> CANCELLED    withdrawn by its handle; whoever reaches it skips it (CAS)
  *   QUEUED   -> HANDED_BACK  handed back by shutdownNow (CAS); a caller still blocked on it returns
@@ -104,6 +105,8 @@ class TaskEnvelope implements TaskHandle {
   private boolean cancelledWhileQueued;
   /** The thread running the task: written before the CAS to STARTED, which publishes it. */
   private Thread runner;
+  /** Its line-deadline timer while it waits in line with a deadline; else null. */
+  volatile Admission.Expiry expiry;
   /** Links in the waiting line; accessed only under the line's lock. */
   TaskEnvelope prev;
   TaskEnvelope next;

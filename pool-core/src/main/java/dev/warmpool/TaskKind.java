@@ -25,6 +25,18 @@ abstract class TaskKind {
    */
   void handBackRunning(Object arg, List<Runnable> out) {}
 
+  /**
+   * The argument waited in line past its deadline and will never run: tell whoever waits for it
+   * (a {@code submit} future fails with {@code cause}; a {@link CancellationAware} task hears
+   * {@code onCancel()}). Runs no user code on the timer thread: the caller sees to that.
+   */
+  void expired(Object arg, PoolOverloadedException cause) {}
+
+  /** A task that fails in its own way when it expires in line (a {@code submit} future). */
+  interface Expirable {
+    void expired(PoolOverloadedException cause);
+  }
+
   /** Whether accepting it counts one task; a lane's carrier does not (the lane counts its own). */
   boolean countsAsTask() {
     return true;
@@ -40,6 +52,16 @@ abstract class TaskKind {
     @Override
     void handBack(Object arg, List<Runnable> out) {
       out.add(DecoratedTask.original((Runnable) arg)); // as submitted
+    }
+
+    @Override
+    void expired(Object arg, PoolOverloadedException cause) {
+      Runnable task = DecoratedTask.original((Runnable) arg);
+      if (task instanceof Expirable e) {
+        e.expired(cause);
+      } else if (task instanceof CancellationAware c) {
+        c.onCancel();
+      }
     }
   };
 

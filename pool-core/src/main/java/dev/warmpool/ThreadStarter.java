@@ -41,6 +41,8 @@ final class ThreadStarter {
   private final ThreadFactory factory;
   private final PoolCounters counters;
   private final AtomicInteger slots = new AtomicInteger();
+  /** Set in {@link #slots} while the pool is terminated: no slot may be reserved. */
+  private static final int CLOSED = 1 << 30;
   /** Workers whose thread may be alive; a worker leaves when its thread is known to have ended. */
   private final Set<Worker> started = ConcurrentHashMap.newKeySet();
 
@@ -51,10 +53,25 @@ final class ThreadStarter {
 
   /** Live workers, counted from the reservation of their slot until they exit. */
   int workers() {
-    return slots.get();
+    return slots.get() & ~CLOSED;
   }
 
-  /** Reserves a slot for a new worker if fewer than {@code capacity} are taken. */
+  /**
+   * Closes the slots if none is taken, atomically: a terminating pool, after which no slot can be
+   * reserved (a start signalled before the termination cannot reserve one afterwards and show a
+   * worker on a terminated pool). A closed count reads above any capacity, so
+   * {@link #tryReserve} fails.
+   */
+  boolean tryClose() {
+    return slots.compareAndSet(0, CLOSED);
+  }
+
+  /** Reopens closed slots (a reboot, or a termination that did not happen after all). */
+  void reopen() {
+    slots.compareAndSet(CLOSED, 0);
+  }
+
+  /** Reserves a slot for a new worker if fewer than {@code capacity} are taken (and not closed). */
   boolean tryReserve(int capacity) {
     for (int n = slots.get(); n < capacity; n = slots.get()) {
       if (slots.compareAndSet(n, n + 1)) {
@@ -71,7 +88,7 @@ final class ThreadStarter {
 
   /** Takes the slot of a surplus worker if more than {@code capacity} are taken. */
   boolean tryReleaseSurplus(int capacity) {
-    for (int n = slots.get(); n > capacity; n = slots.get()) {
+    for (int n = slots.get(); n > capacity && (n & CLOSED) == 0; n = slots.get()) {
       if (slots.compareAndSet(n, n - 1)) {
         return true;
       }
@@ -138,7 +155,7 @@ final class ThreadStarter {
 
   /** Forgets workers whose thread has ended, once they clearly outnumber the live ones. */
   private void prune() {
-    if (started.size() > 2 * slots.get() + 16) {
+    if (started.size() > 2 * workers() + 16) {
       started.removeIf(ThreadStarter::ended);
     }
   }

@@ -88,6 +88,24 @@ final class WaitingLine {
     }
   }
 
+  /**
+   * Removes a waiting entry whose line deadline passed, marked EXPIRED; false if it already got a
+   * seat or left the line.
+   */
+  boolean expire(TaskEnvelope e) {
+    lock.lock();
+    try {
+      if (e.state != TaskEnvelope.WAITING) {
+        return false;
+      }
+      unlink(e);
+      e.state = TaskEnvelope.EXPIRED;
+      return true;
+    } finally {
+      lock.unlock();
+    }
+  }
+
   /** Closes the line to new work and removes every blocked caller, marked CLOSED, for waking. */
   List<TaskEnvelope> close() {
     lock.lock();

@@ -150,6 +150,19 @@ public interface WorkerPool extends ScheduledExecutorService, AutoCloseable {
   TaskHandle enqueue(Runnable task);
 
   /**
+   * Like {@link #enqueue(Runnable)}, with this task's own line deadline: if it waits in line
+   * longer than {@code maxWait}, it leaves unrun and its handle reads
+   * {@link TaskHandle#isExpired()} (see {@link Builder#maxWaitInLine} for every consequence). It
+   * overrides the pool's {@code maxWaitInLine} for this task; it works on subpools too.
+   *
+   * @throws NullPointerException if an argument is null
+   * @throws IllegalArgumentException if {@code maxWait} is not positive
+   * @throws PoolOverloadedException if nonblocking and every seat is taken, or the line is full
+   * @throws PoolClosedException if the pool is shut down
+   */
+  TaskHandle enqueue(Runnable task, Duration maxWait);
+
+  /**
    * Accepts the task like {@link #enqueue} and never blocks the caller (unlike
    * {@link java.util.concurrent.AbstractExecutorService}'s, which calls {@code execute}): in
    * blocking mode the task waits in line without a thread. Cancelling the future withdraws a task
@@ -272,6 +285,7 @@ public interface WorkerPool extends ScheduledExecutorService, AutoCloseable {
     Ticker ticker = Ticker.system();
     boolean virtualThreads;
     UnaryOperator<Runnable> taskDecorator;
+    long maxWaitInLineNanos;
 
     Builder() {}
 
@@ -370,6 +384,31 @@ public interface WorkerPool extends ScheduledExecutorService, AutoCloseable {
      */
     public Builder virtualThreads(boolean virtualThreads) {
       this.virtualThreads = virtualThreads;
+      return this;
+    }
+
+    /**
+     * Blocking mode: how long an entry may wait in the line for a seat (default: no limit). An
+     * entry past its deadline leaves the line without running and without taking a seat, found by
+     * a timer (so also when no seat frees). Then a blocked {@code execute} throws
+     * {@link PoolOverloadedException} saying how long it waited; a {@code submit} future fails with
+     * it; an {@code enqueue} handle reads {@link TaskHandle#isExpired()}; a task that is a
+     * {@link CancellationAware} hears {@code onCancel()}; {@link PoolStats#expired()} counts it and
+     * it leaves {@code submitted}. A timed {@code tryExecute} answers {@code false} at this deadline
+     * if it is the shorter. Work already admitted (a serial lane's later tasks, a due timer, a
+     * subpool's task waiting in this pool's line) never expires, and in this version neither does a
+     * serial lane waiting for its first seat. Subpools take their parent's limit. Load shedding for
+     * overload: under a standing line, work that would start too late to matter is refused instead
+     * of run.
+     *
+     * @throws IllegalArgumentException if {@code maxWaitInLine} is not positive
+     */
+    public Builder maxWaitInLine(Duration maxWaitInLine) {
+      Objects.requireNonNull(maxWaitInLine, "maxWaitInLine must not be null");
+      if (maxWaitInLine.isNegative() || maxWaitInLine.isZero()) {
+        throw new IllegalArgumentException("maxWaitInLine must be > 0, was " + maxWaitInLine);
+      }
+      this.maxWaitInLineNanos = Math.min(saturatedNanos(maxWaitInLine), Long.MAX_VALUE / 4);
       return this;
     }
 
