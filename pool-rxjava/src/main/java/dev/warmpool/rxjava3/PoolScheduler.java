@@ -22,10 +22,11 @@ import java.util.function.ToLongFunction;
  *   scheduleDirect(run)                 -> pool.enqueue(task)        (never blocks the caller)
  *   scheduleDirect(run, delay > 0)      -> pool.schedule(task, delay)
  *   schedulePeriodicallyDirect(...)     -> pool.scheduleAtFixedRate(task, ...)
- *   Worker.schedule(run)                -> lane.execute(task)
+ *   Worker.schedule(run)                -> lane.execute(task), once admitted lane.executeAdmitted
  *   Worker.schedule(run, delay > 0)     -> lane.schedule(task, delay)
  *   Worker.schedulePeriodically(...)    -> RxJava's own Worker.schedulePeriodically, re-arming
- *                                          each run as one Worker.schedule(run, delay)
+ *                                          each run as one Worker.schedule(run, delay); an arm
+ *                                          due now before the worker is admitted is a timer too
  * </pre>
  * as RxJava's {@code ExecutorScheduler} does over a {@code ScheduledExecutorService}.
  * Every task passes through {@link RxJavaPlugins#onSchedule} once, when it is scheduled.

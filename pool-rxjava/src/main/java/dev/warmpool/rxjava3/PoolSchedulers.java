@@ -44,9 +44,13 @@ import io.reactivex.rxjava3.schedulers.SchedulerRunnableIntrospection;
  *       {@code UndeliverableException} by RxJava), as with {@code Schedulers.from(executor)}. A plain
  *       {@code observeOn(scheduler)} therefore cannot tell its subscriber, which then waits forever:
  *       use {@link PoolTransformers} or {@link PoolScope} when the subscriber must see rejections.
- *       Only a task that needs a thread now can be rejected: a worker is admitted once, by its first
- *       non-delayed task, and then never rejected; delayed and periodic tasks are admitted when
- *       scheduled.</li>
+ *       Only a task that needs a thread now can be rejected: a worker is admitted once, the first
+ *       time it needs a thread (its first immediate task, or a delayed one when due), and then never
+ *       rejected; delayed and periodic tasks are admitted when scheduled. A delay {@code <= 0} on a
+ *       one-shot {@code schedule} means now, as in RxJava's own schedulers (where
+ *       {@code scheduleDirect(run)} is {@code scheduleDirect(run, 0, unit)}): such a task, a
+ *       zero-delay {@code timer} included, needs a thread now and is admitted or rejected as an
+ *       immediate one.</li>
  *   <li>{@link Scheduler#start()} and {@link Scheduler#shutdown()} are idempotent and thread-safe.
  *       {@code shutdown()} disposes the scheduler's live workers and cancels its pending delayed and
  *       periodic direct tasks; afterwards every {@code schedule} method returns {@link

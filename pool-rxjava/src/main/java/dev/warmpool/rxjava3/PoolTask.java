@@ -77,6 +77,9 @@ final class PoolTask extends AtomicInteger
 
   @Override
   public void run() {
+    if (worker != null) {
+      worker.ran();
+    }
     if ((worker != null && worker.isDisposed()) || !compareAndSet(READY, RUNNING)) {
       return;
     }

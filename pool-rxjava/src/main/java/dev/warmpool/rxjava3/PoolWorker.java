@@ -30,6 +30,11 @@ final class PoolWorker extends Scheduler.Worker {
   private final int epoch;
   /** Whether the scheduler tracks this worker (it has had timed tasks). */
   private volatile boolean tracked;
+  /**
+   * Whether this worker was admitted: its lane had a thread, for an immediate task or for a due
+   * delayed one (the core admits a lane only through {@code execute}, so the worker remembers).
+   */
+  private volatile boolean admitted;
 
   PoolWorker(PoolScheduler scheduler, SerialExecutor lane, int epoch) {
     this.scheduler = scheduler;
@@ -42,21 +47,31 @@ final class PoolWorker extends Scheduler.Worker {
   public Disposable schedule(Runnable run, long delay, TimeUnit unit) {
     Objects.requireNonNull(run, "run is null");
     Objects.requireNonNull(unit, "unit is null");
-    return isDisposed() ? Disposable.disposed() : submit(PoolScheduler.decorate(run), delay, unit);
+    return isDisposed() ? Disposable.disposed()
+        : submit(PoolScheduler.decorate(run), delay, unit, false);
   }
 
-  /** Schedules a task that already passed the schedule hook. */
-  private Disposable submit(Runnable decorated, long delay, TimeUnit unit) {
+  /**
+   * Schedules a task that already passed the schedule hook. A task due now needs a thread now: the
+   * worker's first one is its admission ({@code lane.execute}); once the worker is admitted, later
+   * ones are admitted work ({@code lane.executeAdmitted}), never rejected for load (guarantee 6). A
+   * periodic arm ({@code timer}) due now before that goes through the timer as a delayed one does,
+   * so a periodic task is never rejected for load (guarantee 7).
+   */
+  private Disposable submit(Runnable decorated, long delay, TimeUnit unit, boolean timer) {
     if (isDisposed()) {
       return Disposable.disposed();
     }
     PoolTask task = new PoolTask(decorated, this, null);
     try {
-      if (delay <= 0) {
+      if (delay <= 0 && admitted) {
+        lane.executeAdmitted(task);
+      } else if (delay <= 0 && !timer) {
         lane.execute(task);
+        admitted = true;
       } else {
         trackForShutdown();
-        task.setFuture(lane.schedule(task, delay, unit));
+        task.setFuture(lane.schedule(task, Math.max(0, delay), unit));
       }
     } catch (RejectedExecutionException e) {
       rejected(e);
@@ -84,14 +99,25 @@ final class PoolWorker extends Scheduler.Worker {
   }
 
   /**
-   * A rejection ends this worker, as RxJava's own {@code ExecutorWorker} does: the worker reports
-   * it and disposes itself, so nothing more is scheduled on a worker whose stream already failed.
-   * A closed lane means we were disposed meanwhile: not an error.
+   * A rejection ends this worker, as RxJava's own {@code ExecutorWorker} does: the worker disposes
+   * itself, so nothing more is scheduled on a worker whose stream already failed. The worker is one
+   * unit, rejected once (guarantee 6): of several calls refused at once only the one that disposes
+   * it reports. A closed lane means we were disposed meanwhile: not an error.
    */
   private void rejected(RejectedExecutionException e) {
-    if (!isDisposed()) {
-      scheduler.rejected(e);
-      dispose();
+    if (epoch == scheduler.epoch() && disposed.compareAndSet(false, true)) {
+      try {
+        scheduler.rejected(e);
+      } finally {
+        release();
+      }
+    }
+  }
+
+  /** A task of this worker is running: its lane has a thread, so the worker is admitted. */
+  void ran() {
+    if (!admitted) {
+      admitted = true;
     }
   }
 
@@ -116,10 +142,15 @@ final class PoolWorker extends Scheduler.Worker {
   @Override
   public void dispose() {
     if (disposed.compareAndSet(false, true)) {
-      lane.close();
-      if (tracked) {
-        scheduler.untrack(this);
-      }
+      release();
+    }
+  }
+
+  /** After this worker was marked disposed: closes its lane, which cancels its pending tasks. */
+  private void release() {
+    lane.close();
+    if (tracked) {
+      scheduler.untrack(this);
     }
   }
 
@@ -162,7 +193,7 @@ final class PoolWorker extends Scheduler.Worker {
             "run is null (returned by the RxJavaPlugins.onSchedule hook)");
         rxTask = task;
       }
-      return isDisposed() ? Disposable.disposed() : worker.submit(this, delay, unit);
+      return isDisposed() ? Disposable.disposed() : worker.submit(this, delay, unit, true);
     }
 
     /** One run; a throw ends the periodic task, and the worker's task reports it once. */
