@@ -110,6 +110,25 @@ class PoolScopeTest {
     assertThat(fx.errors).isEmpty();
   }
 
+  /** Issue 21, fault 2, in a scope: a due timer runs under a graceful shutdown, no PoolClosed. */
+  @Test
+  void aDueTimerOfAScopeRunsUnderAGracefulPoolShutdown_guarantee7() throws InterruptedException {
+    WorkerPool pool = fx.pool(b -> b.capacity(1));
+    CountDownLatch hold = fx.saturate(pool);
+    TestObserver<Long> timer = PoolScope.single(pool, s ->
+        Single.timer(1, TimeUnit.MILLISECONDS, s)).test();
+    TestObserver<Integer> delayed = PoolScope.single(pool, s ->
+        Single.just(7).delay(1, TimeUnit.MILLISECONDS, s)).test();
+    await().until(() -> pool.stats().waiting() == 2); // both came due and wait for the seat
+    pool.shutdown();
+    hold.countDown();
+    timer.await(10, TimeUnit.SECONDS);
+    delayed.await(10, TimeUnit.SECONDS);
+    timer.assertResult(0L);
+    delayed.assertResult(7);
+    assertThat(fx.errors).isEmpty();
+  }
+
   @Test
   void aTimeoutOnThePoolSchedulerFires() throws InterruptedException {
     WorkerPool pool = fx.nonblocking(2);
