@@ -38,8 +38,9 @@ import java.util.function.ToLongFunction;
  *
  * <p><b>Lifecycle.</b> Two states, changed only under {@code lifecycle}:
  * <pre>
- *   RUNNING  -> SHUTDOWN  on shutdown(): bumps {@code epoch}, disposes every tracked disposable; an
- *                         owning scheduler then shuts the pool down
+ *   RUNNING  -> SHUTDOWN  on shutdown(): bumps {@code epoch}; disposes every tracked disposable, or,
+ *                         if owning, shuts the pool down gracefully instead: accepted tasks of
+ *                         its workers and due timers run, the pool cancels timers not yet due
  *   SHUTDOWN -> RUNNING   on start(): an owning scheduler first reboots its pool if it has terminated
  * </pre>
  * A worker remembers the epoch it was created in and counts as disposed once the epoch moved on, so
@@ -176,11 +177,16 @@ final class PoolScheduler extends Scheduler {
       }
       shutdown = true;
       epoch++;
+      if (owning) {
+        // The pool's graceful shutdown (guarantee 7): what it accepted runs, a due timer too; it
+        // cancels the timers not yet due, which then end (onCancel). Workers are tracked only so
+        // that a shutdown can close their lanes: the pool settles their timers now.
+        live.removeIf(d -> d instanceof PoolWorker);
+        pool.shutdown();
+        return;
+      }
       for (Disposable d : live) {
         d.dispose();
-      }
-      if (owning) {
-        pool.shutdown();
       }
     }
   }
@@ -191,6 +197,14 @@ final class PoolScheduler extends Scheduler {
 
   int epoch() {
     return epoch;
+  }
+
+  /**
+   * Whether tasks a stopped worker had accepted still run: yes for an owning scheduler, whose
+   * shutdown is its pool's graceful one; no for one over a shared pool, whose shutdown stops it.
+   */
+  boolean runsAcceptedAfterShutdown() {
+    return owning;
   }
 
   /** Applies the schedule hook once; a hook that returns null is refused like a null task. */
@@ -227,7 +241,12 @@ final class PoolScheduler extends Scheduler {
    */
   void track(Disposable d) {
     live.add(d);
-    if (shutdown || d.isDisposed()) {
+    boolean stopped = shutdown;
+    if (stopped && owning && d instanceof PoolWorker) {
+      live.remove(d); // its lane's timers are the pool's shutdown's to settle
+      return;
+    }
+    if (stopped || d.isDisposed()) {
       d.dispose();
       live.remove(d);
     }

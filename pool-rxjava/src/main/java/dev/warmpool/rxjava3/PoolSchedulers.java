@@ -55,7 +55,9 @@ import io.reactivex.rxjava3.schedulers.SchedulerRunnableIntrospection;
  *       {@code shutdown()} disposes the scheduler's live workers and cancels its pending delayed and
  *       periodic direct tasks; afterwards every {@code schedule} method returns {@link
  *       Disposable#disposed()} and {@code createWorker()} returns a disposed worker, until {@code
- *       start()}. Immediate direct tasks already handed to the pool still run.</li>
+ *       start()}. Immediate direct tasks already handed to the pool still run. An owning
+ *       scheduler's {@code shutdown()} is its pool's graceful one instead (see {@link
+ *       #fromOwned}).</li>
  * </ul>
  */
 public final class PoolSchedulers {
@@ -74,8 +76,9 @@ public final class PoolSchedulers {
   }
 
   /**
-   * A scheduler that owns its pool: like {@link #from}, and in addition {@code shutdown()} shuts the
-   * pool down (without waiting: running tasks finish, tasks waiting in line run) and {@code start()}
+   * A scheduler that owns its pool: like {@link #from}, except that {@code shutdown()} is the pool's
+   * graceful shutdown (without waiting): running tasks finish, tasks waiting in line run, those of
+   * its workers and timers already due included, and timers not yet due are cancelled; {@code start()}
    * reboots it if it has terminated. If the pool's last tasks are still running when {@code start()}
    * is called, that call changes nothing: the scheduler stays shut down (its calls return
    * {@code Disposable.disposed()}), and a later {@code start()} that finds the pool terminated

@@ -80,7 +80,7 @@ final class PoolTask extends AtomicInteger
     if (worker != null) {
       worker.ran();
     }
-    if ((worker != null && worker.isDisposed()) || !compareAndSet(READY, RUNNING)) {
+    if ((worker != null && worker.skipsAccepted()) || !compareAndSet(READY, RUNNING)) {
       return;
     }
     try {

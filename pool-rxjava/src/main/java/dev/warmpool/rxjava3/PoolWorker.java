@@ -160,6 +160,15 @@ final class PoolWorker extends Scheduler.Worker {
   }
 
   /**
+   * Whether a task this worker accepted is skipped when its lane reaches it: the worker was disposed,
+   * or its scheduler shut down, unless that was an owning scheduler's graceful shutdown of its pool.
+   */
+  boolean skipsAccepted() {
+    return disposed.get()
+        || (epoch != scheduler.epoch() && !scheduler.runsAcceptedAfterShutdown());
+  }
+
+  /**
    * One periodic task of a worker, as RxJava's {@code ExecutorScheduler} worker runs it: RxJava's
    * default {@link Scheduler.Worker#schedulePeriodically} applies the schedule hook once, keeps the
    * fixed rate on {@link #now} (rebasing it after a clock jump beyond {@link
