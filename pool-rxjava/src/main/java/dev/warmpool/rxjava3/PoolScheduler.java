@@ -51,7 +51,7 @@ import java.util.function.ToLongFunction;
  * checks the state, while shutdown changes the state first and then iterates, so an item created
  * during a shutdown is disposed by one side or the other.
  */
-final class PoolScheduler extends Scheduler {
+final class PoolScheduler extends Scheduler implements TaskParent {
   final WorkerPool pool;
   private final boolean owning;
   private final Consumer<? super RejectedExecutionException> onRejected;
@@ -98,7 +98,7 @@ final class PoolScheduler extends Scheduler {
     }
     Runnable decorated = decorate(run);
     if (delay <= 0) {
-      PoolTask task = new PoolTask(decorated, null, null);
+      PoolTask task = PoolTask.oneShot(decorated, null);
       try {
         task.setHandle(pool.enqueue(task));
       } catch (RejectedExecutionException e) {
@@ -107,8 +107,8 @@ final class PoolScheduler extends Scheduler {
       }
       return task;
     }
-    PoolTask task = new PoolTask(decorated, null, this);
-    track(task);
+    PoolTask task = PoolTask.oneShot(decorated, this);
+    add(task);
     try {
       task.setFuture(pool.schedule(task, delay, unit));
     } catch (RejectedExecutionException e) {
@@ -127,8 +127,8 @@ final class PoolScheduler extends Scheduler {
     if (shutdown) {
       return Disposable.disposed();
     }
-    PeriodicDirectTask task = new PeriodicDirectTask(decorate(run), this);
-    track(task);
+    PoolTask task = PoolTask.periodic(decorate(run), this);
+    add(task);
     try {
       // a period <= 0 (RxJava: run again at once) is the core's shortest period, 1 ns
       task.setFuture(pool.scheduleAtFixedRate(task, unit.toNanos(initialDelay),
@@ -228,7 +228,8 @@ final class PoolScheduler extends Scheduler {
    * {@link PoolScope} promises its stream a {@link dev.warmpool.PoolClosedException} then (fault 4);
    * a conventional scheduler drops it, as RxJava's own schedulers drop the tasks of a dead executor.
    */
-  void timerCancelledByPool() {
+  @Override
+  public void timerCancelledByPool() {
     if (onRejected instanceof RejectionScope && pool.isShutdown()) {
       rejected(new dev.warmpool.PoolClosedException("pool '" + pool.name()
           + "' shut down while a timer of this stream was pending"));
@@ -254,6 +255,39 @@ final class PoolScheduler extends Scheduler {
 
   void untrack(Disposable d) {
     live.remove(d);
+  }
+
+  /** Tracks a delayed or periodic direct task; false (and disposed) if it came too late. */
+  @Override
+  public boolean add(Disposable d) {
+    track(d);
+    return !d.isDisposed();
+  }
+
+  @Override
+  public boolean remove(Disposable d) {
+    if (delete(d)) {
+      d.dispose();
+      return true;
+    }
+    return false;
+  }
+
+  /** A direct task ended: it no longer needs cancelling at shutdown. */
+  @Override
+  public boolean delete(Disposable d) {
+    return live.remove(d);
+  }
+
+  /** A direct task is never skipped: once the pool has it, it runs. */
+  @Override
+  public boolean skipsAccepted() {
+    return false;
+  }
+
+  @Override
+  public void running() {
+    // a direct task has no worker to admit
   }
 
   /** Tracked items: pending delayed or periodic direct tasks, workers with timed tasks; for tests. */

@@ -10,23 +10,30 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * A one-shot task, direct or of a worker, and its {@link Disposable}.
+ * The adapter's one task class and its {@link Disposable}, shaped like RxJava's
+ * {@code ScheduledRunnable}: a one-shot task, direct or of a worker (each arm of a worker's periodic
+ * task is one), or a periodic direct task under the pool's own fixed-rate schedule
+ * ({@code pool.scheduleAtFixedRate}, which never overlaps its runs). It knows its {@link TaskParent},
+ * never the scheduler.
  *
  * <h2>States</h2>
  * <pre>
- *   READY   -> RUNNING   run() starts the task
- *   RUNNING -> FINISHED  the task returned or threw
- *   READY   -> FINISHED  dispose() before it ran: it never runs; a delayed one leaves the timer now
- *   RUNNING -> FINISHED  dispose() while it runs: it is not interrupted
+ *   READY   -> RUNNING   run() starts a run
+ *   RUNNING -> FINISHED  a one-shot run returned or threw; a periodic run threw
+ *   RUNNING -> READY     a periodic run returned: it waits for its next run
+ *   READY   -> FINISHED  dispose() (or the core's cancel) before a run: no run follows; a pending
+ *                        timer leaves the pool's timer now
+ *   RUNNING -> FINISHED  dispose() while it runs: it is not interrupted; a periodic one stops
  * </pre>
  * {@link #isDisposed()} is true in FINISHED, so a task's disposable reports disposed after it ran.
- * A task disposed before it ran lets go of its runnable: {@link #getWrappedRunnable()} then returns
- * {@code Functions.EMPTY_RUNNABLE}, as RxJava's executor scheduler does for its delayed direct tasks
- * (its {@code ExecutorSchedulerTest} checks that identity), and a disposed task left in a lane's queue
- * until the lane reaches it no longer holds the user's code.
+ * A one-shot task disposed before it ran lets go of its runnable: {@link #getWrappedRunnable()} then
+ * returns {@code Functions.EMPTY_RUNNABLE}, as RxJava's executor scheduler does for its delayed
+ * direct tasks (its {@code ExecutorSchedulerTest} checks that identity), and a disposed task left in
+ * a lane's queue until the lane reaches it no longer holds the user's code.
  *
  * <p>A task that throws is reported once, to {@link RxJavaPlugins#onError}, and nothing is rethrown:
- * the lane goes on with its next task and the pool's failure handler is not involved.
+ * the lane goes on with its next task and the pool's failure handler is not involved; a periodic
+ * task ends.
  */
 final class PoolTask extends AtomicInteger
     implements CancellationAware, Disposable, SchedulerRunnableIntrospection {
@@ -42,21 +49,30 @@ final class PoolTask extends AtomicInteger
    */
   static final Runnable EMPTY = emptyRunnable();
 
-  /** The task; null once it was disposed before it ran. */
+  /** The task; null once a one-shot task was disposed before it ran. */
   private volatile Runnable run;
-  /** The worker whose lane runs this task; null for a direct task. */
-  private final PoolWorker worker;
-  /** The scheduler tracking this task while it is pending (delayed direct tasks); else null. */
-  private final PoolScheduler tracker;
-  /** The timer handle of a delayed task, cancelled by dispose. */
+  /** Its worker, or its tracking scheduler (delayed and periodic direct tasks); else null. */
+  private final TaskParent parent;
+  private final boolean periodic;
+  /** The timer handle of a delayed or periodic task, cancelled by dispose. */
   private volatile Future<?> future;
   /** The pool's handle of an immediate direct task, withdrawn (out of the line) by dispose. */
   private volatile TaskHandle handle;
 
-  PoolTask(Runnable run, PoolWorker worker, PoolScheduler tracker) {
+  private PoolTask(Runnable run, TaskParent parent, boolean periodic) {
     this.run = run;
-    this.worker = worker;
-    this.tracker = tracker;
+    this.parent = parent;
+    this.periodic = periodic;
+  }
+
+  /** A one-shot task; {@code parent} null for an immediate direct task. */
+  static PoolTask oneShot(Runnable run, TaskParent parent) {
+    return new PoolTask(run, parent, false);
+  }
+
+  /** A periodic direct task, run by the pool's fixed-rate schedule and tracked by {@code parent}. */
+  static PoolTask periodic(Runnable run, TaskParent parent) {
+    return new PoolTask(run, parent, true);
   }
 
   /** Publishes the timer handle; cancels it at once if the task was disposed meanwhile. */
@@ -77,22 +93,37 @@ final class PoolTask extends AtomicInteger
 
   @Override
   public void run() {
-    if (worker != null) {
-      worker.ran();
+    if (parent != null) {
+      parent.running();
+      if (parent.skipsAccepted()) {
+        return;
+      }
     }
-    if ((worker != null && worker.skipsAccepted()) || !compareAndSet(READY, RUNNING)) {
+    if (!compareAndSet(READY, RUNNING)) {
       return;
     }
     try {
       run.run(); // non-null: only a dispose that wins READY clears it
     } catch (Throwable t) {
+      finish();
       RxJavaPlugins.onError(t);
-    } finally {
-      set(FINISHED);
-      future = null;
-      if (tracker != null) {
-        tracker.untrack(this);
-      }
+      return;
+    }
+    if (!periodic || !compareAndSet(RUNNING, READY)) {
+      finish();
+    }
+  }
+
+  /** The task ended by itself: a periodic one stops its schedule; a tracked one is untracked. */
+  private void finish() {
+    set(FINISHED);
+    Future<?> f = future;
+    future = null;
+    if (periodic && f != null) {
+      f.cancel(false); // our own future: its onCancel finds us FINISHED
+    }
+    if (parent != null) {
+      parent.delete(this);
     }
   }
 
@@ -104,8 +135,10 @@ final class PoolTask extends AtomicInteger
         return;
       }
       if (compareAndSet(s, FINISHED)) {
-        if (s == READY) {
-          run = null;
+        if (s == READY || periodic) {
+          if (!periodic) {
+            run = null;
+          }
           TaskHandle h = handle;
           if (h != null) {
             h.cancel(); // leaves the pool's line at once: waiting counts live work only
@@ -114,8 +147,8 @@ final class PoolTask extends AtomicInteger
           if (f != null) {
             f.cancel(false);
           }
-          if (tracker != null) {
-            tracker.untrack(this);
+          if (parent != null) {
+            parent.delete(this);
           }
         }
         return;
@@ -129,7 +162,8 @@ final class PoolTask extends AtomicInteger
    */
   @Override
   public void onCancel() {
-    if (get() != READY) {
+    int s = get();
+    if (s == FINISHED || (s == RUNNING && !periodic)) {
       return;
     }
     Runnable r = run; // dispose lets go of it
@@ -137,15 +171,14 @@ final class PoolTask extends AtomicInteger
     if (r instanceof PoolWorker.Periodic p) {
       p.dispose(); // the core cancelled its armed run: the worker's periodic task ends too
     }
-    PoolScheduler s = worker != null ? worker.scheduler() : tracker;
-    if (s != null) {
-      s.timerCancelledByPool();
+    if (parent != null) {
+      parent.timerCancelledByPool();
     }
   }
 
   @Override
   public boolean isDisposed() {
-    return get() == FINISHED || (worker != null && worker.isDisposed());
+    return get() == FINISHED || (parent != null && parent.skipsAccepted());
   }
 
   @Override

@@ -21,7 +21,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * queued tasks are skipped when the lane reaches them. A worker with delayed or periodic tasks is
  * registered with the scheduler, so that shutdown closes its lane and releases its timers at once.
  */
-final class PoolWorker extends Scheduler.Worker {
+final class PoolWorker extends Scheduler.Worker implements TaskParent {
   private final PoolScheduler scheduler;
   /** Null for a worker created by a shut-down scheduler: disposed from the start. */
   private final SerialExecutor lane;
@@ -62,7 +62,7 @@ final class PoolWorker extends Scheduler.Worker {
     if (isDisposed()) {
       return Disposable.disposed();
     }
-    PoolTask task = new PoolTask(decorated, this, null);
+    PoolTask task = PoolTask.oneShot(decorated, this);
     try {
       if (delay <= 0 && admitted) {
         lane.executeAdmitted(task);
@@ -114,11 +114,34 @@ final class PoolWorker extends Scheduler.Worker {
     }
   }
 
-  /** A task of this worker is running: its lane has a thread, so the worker is admitted. */
-  void ran() {
+  /** A task of this worker starts: its lane has a thread, so the worker is admitted. */
+  @Override
+  public void running() {
     if (!admitted) {
       admitted = true;
     }
+  }
+
+  @Override
+  public void timerCancelledByPool() {
+    scheduler.timerCancelledByPool();
+  }
+
+  /** The lane holds this worker's tasks (closing it cancels them): nothing to track per task. */
+  @Override
+  public boolean add(Disposable d) {
+    return !isDisposed();
+  }
+
+  @Override
+  public boolean remove(Disposable d) {
+    d.dispose();
+    return true;
+  }
+
+  @Override
+  public boolean delete(Disposable d) {
+    return false;
   }
 
   /** From its first timed task on, a shutdown must close this worker's lane to release timers. */
@@ -127,10 +150,6 @@ final class PoolWorker extends Scheduler.Worker {
       tracked = true;
       scheduler.track(this);
     }
-  }
-
-  PoolScheduler scheduler() {
-    return scheduler;
   }
 
   /** The scheduler's clock, so that worker and scheduler always agree. */
@@ -163,7 +182,8 @@ final class PoolWorker extends Scheduler.Worker {
    * Whether a task this worker accepted is skipped when its lane reaches it: the worker was disposed,
    * or its scheduler shut down, unless that was an owning scheduler's graceful shutdown of its pool.
    */
-  boolean skipsAccepted() {
+  @Override
+  public boolean skipsAccepted() {
     return disposed.get()
         || (epoch != scheduler.epoch() && !scheduler.runsAcceptedAfterShutdown());
   }
