@@ -24,9 +24,8 @@ import java.util.function.ToLongFunction;
  *   schedulePeriodicallyDirect(...)     -> pool.scheduleAtFixedRate(task, ...)
  *   Worker.schedule(run)                -> lane.execute(task), once admitted lane.executeAdmitted
  *   Worker.schedule(run, delay > 0)     -> lane.schedule(task, delay)
- *   Worker.schedulePeriodically(...)    -> RxJava's own Worker.schedulePeriodically, re-arming
- *                                          each run as one Worker.schedule(run, delay); an arm
- *                                          due now before the worker is admitted is a timer too
+ *   Worker.schedulePeriodically(...)    -> lane.schedule(task, delay) for each run, or at once
+ *                                          (executeAdmitted) when late and admitted
  * </pre>
  * as RxJava's {@code ExecutorScheduler} does over a {@code ScheduledExecutorService}.
  * Every task passes through {@link RxJavaPlugins#onSchedule} once, when it is scheduled.
@@ -96,27 +95,8 @@ final class PoolScheduler extends Scheduler implements TaskParent {
     if (shutdown) {
       return Disposable.disposed();
     }
-    Runnable decorated = decorate(run);
-    if (delay <= 0) {
-      PoolTask task = PoolTask.oneShot(decorated, null);
-      try {
-        task.setHandle(pool.enqueue(task));
-      } catch (RejectedExecutionException e) {
-        rejected(e);
-        return Disposable.disposed();
-      }
-      return task;
-    }
-    PoolTask task = PoolTask.oneShot(decorated, this);
-    add(task);
-    try {
-      task.setFuture(pool.schedule(task, delay, unit));
-    } catch (RejectedExecutionException e) {
-      task.dispose();
-      rejected(e);
-      return Disposable.disposed();
-    }
-    return task;
+    PoolTask task = PoolTask.oneShot(decorate(run), delay <= 0 ? null : this);
+    return arm(task, unit.toNanos(delay), false) ? task : Disposable.disposed();
   }
 
   @Override
@@ -127,7 +107,7 @@ final class PoolScheduler extends Scheduler implements TaskParent {
     if (shutdown) {
       return Disposable.disposed();
     }
-    PoolTask task = PoolTask.periodic(decorate(run), this);
+    PoolTask task = PoolTask.fixedRate(decorate(run), this);
     add(task);
     try {
       // a period <= 0 (RxJava: run again at once) is the core's shortest period, 1 ns
@@ -139,6 +119,27 @@ final class PoolScheduler extends Scheduler implements TaskParent {
       return Disposable.disposed();
     }
     return task;
+  }
+
+  /**
+   * An immediate direct task goes to {@code pool.enqueue} (never blocks the caller); a delayed one
+   * to the pool's timer, tracked until it ends.
+   */
+  @Override
+  public boolean arm(PoolTask task, long delayNanos, boolean timer) {
+    try {
+      if (delayNanos <= 0 && !timer) {
+        task.setHandle(pool.enqueue(task));
+      } else {
+        add(task);
+        task.setFuture(pool.schedule(task, Math.max(0, delayNanos), TimeUnit.NANOSECONDS));
+      }
+      return true;
+    } catch (RejectedExecutionException e) {
+      task.dispose();
+      rejected(e);
+      return false;
+    }
   }
 
   @Override

@@ -24,7 +24,7 @@ import io.reactivex.rxjava3.schedulers.SchedulerRunnableIntrospection;
  *       a thread.</li>
  *   <li>Delayed tasks wait on the pool's shared timer; periodic tasks run at a fixed rate, as with
  *       RxJava's {@code Schedulers.from(scheduledExecutor)}: a direct one under the pool's own
- *       {@link WorkerPool#scheduleAtFixedRate}, a worker's one under RxJava's default {@link
+ *       {@link WorkerPool#scheduleAtFixedRate}, a worker's one as under RxJava's default {@link
  *       Scheduler.Worker#schedulePeriodically}, which rebases after a jump of {@link
  *       Scheduler#now(java.util.concurrent.TimeUnit) now()} larger than {@link
  *       Scheduler#clockDriftTolerance()}. Scheduler and worker {@code now()} are the same clock.</li>

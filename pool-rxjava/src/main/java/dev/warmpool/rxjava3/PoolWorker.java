@@ -3,7 +3,6 @@ package dev.warmpool.rxjava3;
 import dev.warmpool.SerialExecutor;
 import io.reactivex.rxjava3.core.Scheduler;
 import io.reactivex.rxjava3.disposables.Disposable;
-import io.reactivex.rxjava3.schedulers.SchedulerRunnableIntrospection;
 import java.util.Objects;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -18,7 +17,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * polled by the lane concurrently with the dispose sees {@link #isDisposed()} and does not run.
  *
  * <p>A worker is also disposed once its scheduler shuts down (its {@code epoch} is then stale): its
- * queued tasks are skipped when the lane reaches them. A worker with delayed or periodic tasks is
+ * queued tasks are skipped when the lane reaches them, unless the shutdown is an owning scheduler's,
+ * which is its pool's graceful shutdown (they run). A worker with delayed or periodic tasks is
  * registered with the scheduler, so that shutdown closes its lane and releases its timers at once.
  */
 final class PoolWorker extends Scheduler.Worker implements TaskParent {
@@ -47,40 +47,17 @@ final class PoolWorker extends Scheduler.Worker implements TaskParent {
   public Disposable schedule(Runnable run, long delay, TimeUnit unit) {
     Objects.requireNonNull(run, "run is null");
     Objects.requireNonNull(unit, "unit is null");
-    return isDisposed() ? Disposable.disposed()
-        : submit(PoolScheduler.decorate(run), delay, unit, false);
-  }
-
-  /**
-   * Schedules a task that already passed the schedule hook. A task due now needs a thread now: the
-   * worker's first one is its admission ({@code lane.execute}); once the worker is admitted, later
-   * ones are admitted work ({@code lane.executeAdmitted}), never rejected for load (guarantee 6). A
-   * periodic arm ({@code timer}) due now before that goes through the timer as a delayed one does,
-   * so a periodic task is never rejected for load (guarantee 7).
-   */
-  private Disposable submit(Runnable decorated, long delay, TimeUnit unit, boolean timer) {
     if (isDisposed()) {
       return Disposable.disposed();
     }
-    PoolTask task = PoolTask.oneShot(decorated, this);
-    try {
-      if (delay <= 0 && admitted) {
-        lane.executeAdmitted(task);
-      } else if (delay <= 0 && !timer) {
-        lane.execute(task);
-        admitted = true;
-      } else {
-        trackForShutdown();
-        task.setFuture(lane.schedule(task, Math.max(0, delay), unit));
-      }
-    } catch (RejectedExecutionException e) {
-      rejected(e);
-      return Disposable.disposed();
-    }
-    return task;
+    PoolTask task = PoolTask.oneShot(PoolScheduler.decorate(run), this);
+    return arm(task, unit.toNanos(delay), false) ? task : Disposable.disposed();
   }
 
-  /** RxJava's own periodic schedule (see {@link Periodic}), run on this worker's lane. */
+  /**
+   * Periodic as RxJava's default {@link Scheduler.Worker#schedulePeriodically} (see {@link
+   * PoolTask}): each run is one task of this worker's lane.
+   */
   @Override
   public Disposable schedulePeriodically(Runnable run, long initialDelay, long period,
       TimeUnit unit) {
@@ -89,13 +66,38 @@ final class PoolWorker extends Scheduler.Worker implements TaskParent {
     if (isDisposed()) {
       return Disposable.disposed();
     }
-    Periodic p = new Periodic(this);
-    Disposable rxHandle = p.schedulePeriodically(run, initialDelay, period, unit);
-    if (rxHandle == Disposable.disposed()) { // the first arm was refused
-      return rxHandle;
+    long initial = unit.toNanos(initialDelay);
+    PoolTask task = PoolTask.rearming(PoolScheduler.decorate(run), this, initial,
+        unit.toNanos(period));
+    return arm(task, initial, true) ? task : Disposable.disposed();
+  }
+
+  /**
+   * A task due now needs a thread now: the worker's first one is its admission
+   * ({@code lane.execute}); once the worker is admitted, later ones are admitted work
+   * ({@code lane.executeAdmitted}), never rejected for load (guarantee 6). A periodic arm due now
+   * before that goes through the lane's timer as a delayed task does (guarantee 7).
+   */
+  @Override
+  public boolean arm(PoolTask task, long delayNanos, boolean timer) {
+    if (isDisposed()) {
+      return false;
     }
-    p.setRxHandle(rxHandle);
-    return p;
+    try {
+      if (delayNanos <= 0 && admitted) {
+        lane.executeAdmitted(task);
+      } else if (delayNanos <= 0 && !timer) {
+        lane.execute(task);
+        admitted = true;
+      } else {
+        trackForShutdown();
+        task.setFuture(lane.schedule(task, Math.max(0, delayNanos), TimeUnit.NANOSECONDS));
+      }
+      return true;
+    } catch (RejectedExecutionException e) {
+      rejected(e);
+      return false;
+    }
   }
 
   /**
@@ -186,90 +188,5 @@ final class PoolWorker extends Scheduler.Worker implements TaskParent {
   public boolean skipsAccepted() {
     return disposed.get()
         || (epoch != scheduler.epoch() && !scheduler.runsAcceptedAfterShutdown());
-  }
-
-  /**
-   * One periodic task of a worker, as RxJava's {@code ExecutorScheduler} worker runs it: RxJava's
-   * default {@link Scheduler.Worker#schedulePeriodically} applies the schedule hook once, keeps the
-   * fixed rate on {@link #now} (rebasing it after a clock jump beyond {@link
-   * Scheduler#clockDriftTolerance()}), and arms each run with {@link #schedule(Runnable, long,
-   * TimeUnit)} on this view, which makes it one task of the worker's lane without applying the hook
-   * again. The view is also the {@link Disposable} returned to the caller, adding what RxJava's own
-   * handle lacks: it reads disposed once the task ended (disposed, a run threw, its worker was
-   * disposed, the pool cancelled its timer), and it exposes the decorated runnable.
-   */
-  static final class Periodic extends Scheduler.Worker
-      implements Runnable, SchedulerRunnableIntrospection {
-    private final PoolWorker worker;
-    /** RxJava's task, which runs the user's code and re-arms itself; set by the first arm. */
-    private volatile Runnable rxTask;
-    private volatile Runnable decorated;
-    /** What RxJava's schedulePeriodically returned; null until it returned. */
-    private volatile Disposable rxHandle;
-    private volatile boolean disposed;
-
-    Periodic(PoolWorker worker) {
-      this.worker = worker;
-    }
-
-    /** Arms a run: RxJava passes its periodic task here, the same object each time. */
-    @Override
-    public Disposable schedule(Runnable task, long delay, TimeUnit unit) {
-      if (rxTask == null) {
-        Runnable wrapped = task instanceof SchedulerRunnableIntrospection i
-            ? i.getWrappedRunnable() : task;
-        decorated = Objects.requireNonNull(wrapped,
-            "run is null (returned by the RxJavaPlugins.onSchedule hook)");
-        rxTask = task;
-      }
-      return isDisposed() ? Disposable.disposed() : worker.submit(this, delay, unit, true);
-    }
-
-    /** One run; a throw ends the periodic task, and the worker's task reports it once. */
-    @Override
-    public void run() {
-      try {
-        rxTask.run();
-      } catch (Throwable t) {
-        dispose();
-        throw t;
-      }
-    }
-
-    void setRxHandle(Disposable d) {
-      rxHandle = d;
-      if (disposed) { // written before read, as dispose does the reverse: no lost dispose
-        d.dispose();
-      }
-    }
-
-    @Override
-    public void dispose() {
-      disposed = true;
-      Disposable d = rxHandle;
-      if (d != null) {
-        d.dispose();
-      }
-    }
-
-    @Override
-    public boolean isDisposed() {
-      return disposed || worker.isDisposed();
-    }
-
-    @Override
-    public long now(TimeUnit unit) {
-      return worker.now(unit);
-    }
-
-    @Override
-    public Runnable getWrappedRunnable() {
-      return decorated;
-    }
-
-    @Override
-    public String toString() {
-      return "PoolWorker.Periodic[" + decorated + "]";
-    }
   }
 }
