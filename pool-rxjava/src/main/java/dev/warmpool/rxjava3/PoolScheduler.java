@@ -22,10 +22,10 @@ import java.util.function.ToLongFunction;
  *   scheduleDirect(run)                 -> pool.enqueue(task)        (never blocks the caller)
  *   scheduleDirect(run, delay > 0)      -> pool.schedule(task, delay)
  *   schedulePeriodicallyDirect(...)     -> pool.scheduleAtFixedRate(task, ...)
- *   Worker.schedule(run)                -> lane.execute(task)
+ *   Worker.schedule(run)                -> lane.execute(task), once admitted lane.executeAdmitted
  *   Worker.schedule(run, delay > 0)     -> lane.schedule(task, delay)
- *   Worker.schedulePeriodically(...)    -> RxJava's own Worker.schedulePeriodically, re-arming
- *                                          each run as one Worker.schedule(run, delay)
+ *   Worker.schedulePeriodically(...)    -> lane.schedule(task, delay) for each run, or at once
+ *                                          (executeAdmitted) when late and admitted
  * </pre>
  * as RxJava's {@code ExecutorScheduler} does over a {@code ScheduledExecutorService}.
  * Every task passes through {@link RxJavaPlugins#onSchedule} once, when it is scheduled.
@@ -37,8 +37,9 @@ import java.util.function.ToLongFunction;
  *
  * <p><b>Lifecycle.</b> Two states, changed only under {@code lifecycle}:
  * <pre>
- *   RUNNING  -> SHUTDOWN  on shutdown(): bumps {@code epoch}, disposes every tracked disposable; an
- *                         owning scheduler then shuts the pool down
+ *   RUNNING  -> SHUTDOWN  on shutdown(): bumps {@code epoch}; disposes every tracked disposable, or,
+ *                         if owning, shuts the pool down gracefully instead: accepted tasks of
+ *                         its workers and due timers run, the pool cancels timers not yet due
  *   SHUTDOWN -> RUNNING   on start(): an owning scheduler first reboots its pool if it has terminated
  * </pre>
  * A worker remembers the epoch it was created in and counts as disposed once the epoch moved on, so
@@ -49,7 +50,7 @@ import java.util.function.ToLongFunction;
  * checks the state, while shutdown changes the state first and then iterates, so an item created
  * during a shutdown is disposed by one side or the other.
  */
-final class PoolScheduler extends Scheduler {
+final class PoolScheduler extends Scheduler implements TaskParent {
   final WorkerPool pool;
   private final boolean owning;
   private final Consumer<? super RejectedExecutionException> onRejected;
@@ -94,27 +95,8 @@ final class PoolScheduler extends Scheduler {
     if (shutdown) {
       return Disposable.disposed();
     }
-    Runnable decorated = decorate(run);
-    if (delay <= 0) {
-      PoolTask task = new PoolTask(decorated, null, null);
-      try {
-        task.setHandle(pool.enqueue(task));
-      } catch (RejectedExecutionException e) {
-        rejected(e);
-        return Disposable.disposed();
-      }
-      return task;
-    }
-    PoolTask task = new PoolTask(decorated, null, this);
-    track(task);
-    try {
-      task.setFuture(pool.schedule(task, delay, unit));
-    } catch (RejectedExecutionException e) {
-      task.dispose();
-      rejected(e);
-      return Disposable.disposed();
-    }
-    return task;
+    PoolTask task = PoolTask.oneShot(decorate(run), delay <= 0 ? null : this);
+    return arm(task, unit.toNanos(delay), false) ? task : Disposable.disposed();
   }
 
   @Override
@@ -125,8 +107,8 @@ final class PoolScheduler extends Scheduler {
     if (shutdown) {
       return Disposable.disposed();
     }
-    PeriodicDirectTask task = new PeriodicDirectTask(decorate(run), this);
-    track(task);
+    PoolTask task = PoolTask.fixedRate(decorate(run), this);
+    add(task);
     try {
       // a period <= 0 (RxJava: run again at once) is the core's shortest period, 1 ns
       task.setFuture(pool.scheduleAtFixedRate(task, unit.toNanos(initialDelay),
@@ -137,6 +119,27 @@ final class PoolScheduler extends Scheduler {
       return Disposable.disposed();
     }
     return task;
+  }
+
+  /**
+   * An immediate direct task goes to {@code pool.enqueue} (never blocks the caller); a delayed one
+   * to the pool's timer, tracked until it ends.
+   */
+  @Override
+  public boolean arm(PoolTask task, long delayNanos, boolean timer) {
+    try {
+      if (delayNanos <= 0 && !timer) {
+        task.setHandle(pool.enqueue(task));
+      } else {
+        add(task);
+        task.setFuture(pool.schedule(task, Math.max(0, delayNanos), TimeUnit.NANOSECONDS));
+      }
+      return true;
+    } catch (RejectedExecutionException e) {
+      task.dispose();
+      rejected(e);
+      return false;
+    }
   }
 
   @Override
@@ -175,11 +178,16 @@ final class PoolScheduler extends Scheduler {
       }
       shutdown = true;
       epoch++;
+      if (owning) {
+        // The pool's graceful shutdown (guarantee 7): what it accepted runs, a due timer too; it
+        // cancels the timers not yet due, which then end (onCancel). Workers are tracked only so
+        // that a shutdown can close their lanes: the pool settles their timers now.
+        live.removeIf(d -> d instanceof PoolWorker);
+        pool.shutdown();
+        return;
+      }
       for (Disposable d : live) {
         d.dispose();
-      }
-      if (owning) {
-        pool.shutdown();
       }
     }
   }
@@ -190,6 +198,14 @@ final class PoolScheduler extends Scheduler {
 
   int epoch() {
     return epoch;
+  }
+
+  /**
+   * Whether tasks a stopped worker had accepted still run: yes for an owning scheduler, whose
+   * shutdown is its pool's graceful one; no for one over a shared pool, whose shutdown stops it.
+   */
+  boolean runsAcceptedAfterShutdown() {
+    return owning;
   }
 
   /** Applies the schedule hook once; a hook that returns null is refused like a null task. */
@@ -213,7 +229,8 @@ final class PoolScheduler extends Scheduler {
    * {@link PoolScope} promises its stream a {@link dev.warmpool.PoolClosedException} then (fault 4);
    * a conventional scheduler drops it, as RxJava's own schedulers drop the tasks of a dead executor.
    */
-  void timerCancelledByPool() {
+  @Override
+  public void timerCancelledByPool() {
     if (onRejected instanceof RejectionScope && pool.isShutdown()) {
       rejected(new dev.warmpool.PoolClosedException("pool '" + pool.name()
           + "' shut down while a timer of this stream was pending"));
@@ -226,7 +243,12 @@ final class PoolScheduler extends Scheduler {
    */
   void track(Disposable d) {
     live.add(d);
-    if (shutdown || d.isDisposed()) {
+    boolean stopped = shutdown;
+    if (stopped && owning && d instanceof PoolWorker) {
+      live.remove(d); // its lane's timers are the pool's shutdown's to settle
+      return;
+    }
+    if (stopped || d.isDisposed()) {
       d.dispose();
       live.remove(d);
     }
@@ -234,6 +256,39 @@ final class PoolScheduler extends Scheduler {
 
   void untrack(Disposable d) {
     live.remove(d);
+  }
+
+  /** Tracks a delayed or periodic direct task; false (and disposed) if it came too late. */
+  @Override
+  public boolean add(Disposable d) {
+    track(d);
+    return !d.isDisposed();
+  }
+
+  @Override
+  public boolean remove(Disposable d) {
+    if (delete(d)) {
+      d.dispose();
+      return true;
+    }
+    return false;
+  }
+
+  /** A direct task ended: it no longer needs cancelling at shutdown. */
+  @Override
+  public boolean delete(Disposable d) {
+    return live.remove(d);
+  }
+
+  /** A direct task is never skipped: once the pool has it, it runs. */
+  @Override
+  public boolean skipsAccepted() {
+    return false;
+  }
+
+  @Override
+  public void running() {
+    // a direct task has no worker to admit
   }
 
   /** Tracked items: pending delayed or periodic direct tasks, workers with timed tasks; for tests. */

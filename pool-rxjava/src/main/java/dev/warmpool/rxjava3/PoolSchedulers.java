@@ -24,7 +24,7 @@ import io.reactivex.rxjava3.schedulers.SchedulerRunnableIntrospection;
  *       a thread.</li>
  *   <li>Delayed tasks wait on the pool's shared timer; periodic tasks run at a fixed rate, as with
  *       RxJava's {@code Schedulers.from(scheduledExecutor)}: a direct one under the pool's own
- *       {@link WorkerPool#scheduleAtFixedRate}, a worker's one under RxJava's default {@link
+ *       {@link WorkerPool#scheduleAtFixedRate}, a worker's one as under RxJava's default {@link
  *       Scheduler.Worker#schedulePeriodically}, which rebases after a jump of {@link
  *       Scheduler#now(java.util.concurrent.TimeUnit) now()} larger than {@link
  *       Scheduler#clockDriftTolerance()}. Scheduler and worker {@code now()} are the same clock.</li>
@@ -44,14 +44,20 @@ import io.reactivex.rxjava3.schedulers.SchedulerRunnableIntrospection;
  *       {@code UndeliverableException} by RxJava), as with {@code Schedulers.from(executor)}. A plain
  *       {@code observeOn(scheduler)} therefore cannot tell its subscriber, which then waits forever:
  *       use {@link PoolTransformers} or {@link PoolScope} when the subscriber must see rejections.
- *       Only a task that needs a thread now can be rejected: a worker is admitted once, by its first
- *       non-delayed task, and then never rejected; delayed and periodic tasks are admitted when
- *       scheduled.</li>
+ *       Only a task that needs a thread now can be rejected: a worker is admitted once, the first
+ *       time it needs a thread (its first immediate task, or a delayed one when due), and then never
+ *       rejected; delayed and periodic tasks are admitted when scheduled. A delay {@code <= 0} on a
+ *       one-shot {@code schedule} means now, as in RxJava's own schedulers (where
+ *       {@code scheduleDirect(run)} is {@code scheduleDirect(run, 0, unit)}): such a task, a
+ *       zero-delay {@code timer} included, needs a thread now and is admitted or rejected as an
+ *       immediate one.</li>
  *   <li>{@link Scheduler#start()} and {@link Scheduler#shutdown()} are idempotent and thread-safe.
  *       {@code shutdown()} disposes the scheduler's live workers and cancels its pending delayed and
  *       periodic direct tasks; afterwards every {@code schedule} method returns {@link
  *       Disposable#disposed()} and {@code createWorker()} returns a disposed worker, until {@code
- *       start()}. Immediate direct tasks already handed to the pool still run.</li>
+ *       start()}. Immediate direct tasks already handed to the pool still run. An owning
+ *       scheduler's {@code shutdown()} is its pool's graceful one instead (see {@link
+ *       #fromOwned}).</li>
  * </ul>
  */
 public final class PoolSchedulers {
@@ -70,8 +76,9 @@ public final class PoolSchedulers {
   }
 
   /**
-   * A scheduler that owns its pool: like {@link #from}, and in addition {@code shutdown()} shuts the
-   * pool down (without waiting: running tasks finish, tasks waiting in line run) and {@code start()}
+   * A scheduler that owns its pool: like {@link #from}, except that {@code shutdown()} is the pool's
+   * graceful shutdown (without waiting): running tasks finish, tasks waiting in line run, those of
+   * its workers and timers already due included, and timers not yet due are cancelled; {@code start()}
    * reboots it if it has terminated. If the pool's last tasks are still running when {@code start()}
    * is called, that call changes nothing: the scheduler stays shut down (its calls return
    * {@code Disposable.disposed()}), and a later {@code start()} that finds the pool terminated

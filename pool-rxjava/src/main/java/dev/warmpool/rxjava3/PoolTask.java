@@ -1,32 +1,46 @@
 package dev.warmpool.rxjava3;
 
+import io.reactivex.rxjava3.core.Scheduler;
 import io.reactivex.rxjava3.disposables.Disposable;
 import io.reactivex.rxjava3.plugins.RxJavaPlugins;
 import io.reactivex.rxjava3.schedulers.SchedulerRunnableIntrospection;
 import dev.warmpool.CancellationAware;
 import dev.warmpool.TaskHandle;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * A one-shot task, direct or of a worker, and its {@link Disposable}.
+ * The adapter's one task class and its {@link Disposable}, shaped like RxJava's
+ * {@code ScheduledRunnable}: a one-shot task, direct or of a worker, or a periodic one. It knows its
+ * {@link TaskParent} (a {@code DisposableContainer}), never the scheduler.
  *
  * <h2>States</h2>
  * <pre>
- *   READY   -> RUNNING   run() starts the task
- *   RUNNING -> FINISHED  the task returned or threw
- *   READY   -> FINISHED  dispose() before it ran: it never runs; a delayed one leaves the timer now
- *   RUNNING -> FINISHED  dispose() while it runs: it is not interrupted
+ *   READY   -> RUNNING   run() starts a run
+ *   RUNNING -> FINISHED  a one-shot run returned or threw; a periodic run threw
+ *   RUNNING -> READY     a periodic run returned: it arms its next run through its parent
+ *   READY   -> FINISHED  dispose() (or the core's cancel) before a run: no run follows; a pending
+ *                        timer leaves the pool's timer now
+ *   RUNNING -> FINISHED  dispose() while it runs: it is not interrupted; a periodic one stops
  * </pre>
  * {@link #isDisposed()} is true in FINISHED, so a task's disposable reports disposed after it ran.
  * A task disposed before it ran lets go of its runnable: {@link #getWrappedRunnable()} then returns
  * {@code Functions.EMPTY_RUNNABLE}, as RxJava's executor scheduler does for its delayed direct tasks
- * (its {@code ExecutorSchedulerTest} checks that identity), and a disposed task left in a lane's queue
- * until the lane reaches it no longer holds the user's code.
+ * (its {@code ExecutorSchedulerTest} checks that identity), and a disposed task left in a lane's
+ * queue until the lane reaches it no longer holds the user's code.
+ *
+ * <p><b>Periodic tasks</b> ({@link Kind}): a direct one runs under the pool's own fixed-rate
+ * schedule, as RxJava's {@code ExecutorScheduler} puts it under a {@code ScheduledExecutorService}'s;
+ * a worker's one runs as RxJava's default {@code Worker.schedulePeriodically} runs it: each run is
+ * one task of the lane (a timer, or at once when late), the next armed after the run returned,
+ * the rate kept on the worker's {@code now()} and rebased after a clock jump beyond
+ * {@link Scheduler#clockDriftTolerance()}. Runs never overlap; the schedule hook was applied once.
  *
  * <p>A task that throws is reported once, to {@link RxJavaPlugins#onError}, and nothing is rethrown:
- * the lane goes on with its next task and the pool's failure handler is not involved.
+ * the lane goes on with its next task and the pool's failure handler is not involved; a periodic
+ * task ends.
  */
 final class PoolTask extends AtomicInteger
     implements CancellationAware, Disposable, SchedulerRunnableIntrospection {
@@ -42,21 +56,57 @@ final class PoolTask extends AtomicInteger
    */
   static final Runnable EMPTY = emptyRunnable();
 
-  /** The task; null once it was disposed before it ran. */
+  /** The task; null once it was disposed before a run. */
   private volatile Runnable run;
-  /** The worker whose lane runs this task; null for a direct task. */
-  private final PoolWorker worker;
-  /** The scheduler tracking this task while it is pending (delayed direct tasks); else null. */
-  private final PoolScheduler tracker;
-  /** The timer handle of a delayed task, cancelled by dispose. */
+  /** Its worker, or its scheduler for a direct task; null for an immediate direct task. */
+  private final TaskParent parent;
+  /** The timer handle of the pending arm, cancelled by dispose. */
   private volatile Future<?> future;
   /** The pool's handle of an immediate direct task, withdrawn (out of the line) by dispose. */
   private volatile TaskHandle handle;
+  private final Kind kind;
+  /** A re-arming task's period (0: again at once). */
+  private final long periodNanos;
+  // A re-arming task's rate, as in RxJava's PeriodicTask; used by its runs only, one at a time.
+  private long count;
+  private long lastNowNanos;
+  private long startNanos;
 
-  PoolTask(Runnable run, PoolWorker worker, PoolScheduler tracker) {
+  /** How a task runs: once, or periodically with the rate kept by the core or by the task. */
+  enum Kind {
+    /** One run. */
+    ONE_SHOT,
+    /** A direct periodic task: the pool's {@code scheduleAtFixedRate} runs it. */
+    FIXED_RATE,
+    /** A worker's periodic task: each run arms the next through its parent, by RxJava's rule. */
+    REARMING
+  }
+
+  private PoolTask(Runnable run, TaskParent parent, Kind kind, long nowNanos,
+      long initialDelayNanos, long periodNanos) {
     this.run = run;
-    this.worker = worker;
-    this.tracker = tracker;
+    this.parent = parent;
+    this.kind = kind;
+    this.periodNanos = periodNanos;
+    this.lastNowNanos = nowNanos;
+    this.startNanos = nowNanos + initialDelayNanos;
+  }
+
+  /** A one-shot task; {@code parent} null for an immediate direct task. */
+  static PoolTask oneShot(Runnable run, TaskParent parent) {
+    return new PoolTask(run, parent, Kind.ONE_SHOT, 0, 0, 0);
+  }
+
+  /** A direct periodic task, for the pool's {@code scheduleAtFixedRate}; tracked by its scheduler. */
+  static PoolTask fixedRate(Runnable run, TaskParent parent) {
+    return new PoolTask(run, parent, Kind.FIXED_RATE, 0, 0, 0);
+  }
+
+  /** A worker's periodic task, first run {@code initialDelayNanos} from now: arm it so. */
+  static PoolTask rearming(Runnable run, TaskParent parent, long initialDelayNanos,
+      long periodNanos) {
+    return new PoolTask(run, parent, Kind.REARMING, parent.now(TimeUnit.NANOSECONDS),
+        initialDelayNanos, periodNanos);
   }
 
   /** Publishes the timer handle; cancels it at once if the task was disposed meanwhile. */
@@ -77,19 +127,57 @@ final class PoolTask extends AtomicInteger
 
   @Override
   public void run() {
-    if ((worker != null && worker.isDisposed()) || !compareAndSet(READY, RUNNING)) {
+    if (parent != null) {
+      parent.running();
+      if (parent.skipsAccepted()) {
+        return;
+      }
+    }
+    if (!compareAndSet(READY, RUNNING)) {
       return;
     }
     try {
       run.run(); // non-null: only a dispose that wins READY clears it
     } catch (Throwable t) {
+      finish();
       RxJavaPlugins.onError(t);
-    } finally {
-      set(FINISHED);
-      future = null;
-      if (tracker != null) {
-        tracker.untrack(this);
-      }
+      return;
+    }
+    if (kind == Kind.ONE_SHOT || !compareAndSet(RUNNING, READY)) {
+      finish();
+    } else if (kind == Kind.REARMING && !parent.arm(this, nextDelayNanos(), true)) {
+      dispose(); // refused (the parent reported it): the schedule ends
+    }
+  }
+
+  /** RxJava's {@code PeriodicTask} rule: the next run on the grid, rebased after a clock jump. */
+  private long nextDelayNanos() {
+    long now = parent.now(TimeUnit.NANOSECONDS);
+    long tolerance = Scheduler.clockDriftTolerance();
+    long next;
+    if (now + tolerance < lastNowNanos || now >= lastNowNanos + periodNanos + tolerance) {
+      next = now + periodNanos;
+      startNanos = next - periodNanos * ++count;
+    } else {
+      next = startNanos + ++count * periodNanos;
+    }
+    lastNowNanos = now;
+    return next - now;
+  }
+
+  /**
+   * The task ended in a run (it returned or threw, or was disposed during it): a fixed-rate one
+   * stops its schedule, and it is no longer tracked.
+   */
+  private void finish() {
+    set(FINISHED);
+    Future<?> f = future;
+    future = null;
+    if (kind == Kind.FIXED_RATE && f != null) {
+      f.cancel(false); // our own schedule; its onCancel finds us FINISHED
+    }
+    if (parent != null) {
+      parent.delete(this);
     }
   }
 
@@ -101,7 +189,7 @@ final class PoolTask extends AtomicInteger
         return;
       }
       if (compareAndSet(s, FINISHED)) {
-        if (s == READY) {
+        if (s == READY) { // else the run in progress ends it
           run = null;
           TaskHandle h = handle;
           if (h != null) {
@@ -111,8 +199,8 @@ final class PoolTask extends AtomicInteger
           if (f != null) {
             f.cancel(false);
           }
-          if (tracker != null) {
-            tracker.untrack(this);
+          if (parent != null) {
+            parent.delete(this);
           }
         }
         return;
@@ -129,20 +217,15 @@ final class PoolTask extends AtomicInteger
     if (get() != READY) {
       return;
     }
-    Runnable r = run; // dispose lets go of it
     dispose();
-    if (r instanceof PoolWorker.Periodic p) {
-      p.dispose(); // the core cancelled its armed run: the worker's periodic task ends too
-    }
-    PoolScheduler s = worker != null ? worker.scheduler() : tracker;
-    if (s != null) {
-      s.timerCancelledByPool();
+    if (parent != null) {
+      parent.timerCancelledByPool();
     }
   }
 
   @Override
   public boolean isDisposed() {
-    return get() == FINISHED || (worker != null && worker.isDisposed());
+    return get() == FINISHED || (parent != null && parent.skipsAccepted());
   }
 
   @Override

@@ -49,6 +49,47 @@ class ConventionalRejectionTest {
     assertOneRejection(PoolOverloadedException.class);
   }
 
+  /**
+   * Issue 21, fault 1: a worker is one unit; one that needed a thread for its delayed task was
+   * admitted then, so a later immediate task waits its turn on a full pool instead of being refused.
+   */
+  @Test
+  void aWorkerAdmittedByADelayedTaskIsNotRejectedLater_guarantee6() {
+    WorkerPool pool = fx.nonblocking(1);
+    Scheduler.Worker w = PoolSchedulers.from(pool).createWorker();
+    CountDownLatch delayedRan = new CountDownLatch(1);
+    w.schedule(delayedRan::countDown, 1, TimeUnit.MILLISECONDS);
+    RxFixture.awaitQuietly(delayedRan);
+    RxFixture.awaitQuiet(pool);
+    CountDownLatch hold = fx.saturate(pool);
+    CountDownLatch ran = new CountDownLatch(1);
+    assertThat(w.schedule(ran::countDown)).isNotSameAs(Disposable.disposed());
+    assertThat(w.isDisposed()).isFalse();
+    assertThat(fx.errors).isEmpty();
+    hold.countDown();
+    RxFixture.awaitQuietly(ran);
+  }
+
+  /**
+   * Issue 21, suspected zero delays: a worker's periodic task ({@code interval(0, ...)}) is a timer,
+   * as a direct one is; its first run, due at once, is not refused for load on a full pool.
+   */
+  @Test
+  void aWorkerPeriodicTaskDueAtOnceIsNotRejectedForLoad_guarantee7() {
+    WorkerPool pool = fx.nonblocking(1);
+    Scheduler.Worker w = PoolSchedulers.from(pool).createWorker();
+    CountDownLatch hold = fx.saturate(pool);
+    CountDownLatch ticked = new CountDownLatch(2);
+    Disposable p = w.schedulePeriodically(ticked::countDown, 0, 1, TimeUnit.MILLISECONDS);
+    assertThat(p.isDisposed()).isFalse();
+    assertThat(w.isDisposed()).isFalse();
+    assertThat(fx.errors).isEmpty();
+    hold.countDown();
+    RxFixture.awaitQuietly(ticked);
+    p.dispose();
+    assertThat(fx.errors).isEmpty();
+  }
+
   @Test
   void aFullWaitingLineInBlockingModeIsARejectionToo() {
     WorkerPool pool = fx.pool(b -> b.capacity(1).maxWaiting(1));
@@ -98,6 +139,41 @@ class ConventionalRejectionTest {
     hold.countDown(); // the pool frees up, but the worker stays ended
     assertThat(w.schedule(() -> { })).isSameAs(Disposable.disposed());
     assertThat(fx.errors).as("no second report").isEmpty();
+  }
+
+  /**
+   * Issue 21, suspected: one worker is one unit, rejected once (guarantee 6), so two threads that
+   * schedule on it at once while the pool is full give one report, not two.
+   */
+  @Test
+  void twoThreadsRejectedOnOneWorkerGiveOneReport_guarantee6() throws Exception {
+    WorkerPool pool = fx.nonblocking(1);
+    Scheduler s = PoolSchedulers.from(pool);
+    fx.saturate(pool);
+    java.util.concurrent.ExecutorService callers = java.util.concurrent.Executors
+        .newFixedThreadPool(2);
+    try {
+      for (int round = 0; round < 500; round++) {
+        Scheduler.Worker w = s.createWorker();
+        java.util.concurrent.CyclicBarrier start = new java.util.concurrent.CyclicBarrier(2);
+        Runnable call = () -> {
+          try {
+            start.await();
+          } catch (Exception e) {
+            throw new AssertionError(e);
+          }
+          w.schedule(() -> { });
+        };
+        java.util.concurrent.Future<?> a = callers.submit(call);
+        java.util.concurrent.Future<?> b = callers.submit(call);
+        a.get();
+        b.get();
+        assertThat(fx.errors).as("round %d", round).hasSize(1);
+        fx.errors.clear();
+      }
+    } finally {
+      callers.shutdownNow();
+    }
   }
 
   /**

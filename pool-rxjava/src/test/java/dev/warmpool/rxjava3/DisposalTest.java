@@ -44,6 +44,45 @@ class DisposalTest {
     assertThat(queued.isDisposed()).isTrue();
   }
 
+  /**
+   * Issue 21, suspected: a timer scheduled while its worker is being disposed is refused or
+   * cancelled with the worker's lane; none stays armed. A timer still armed when the pool shuts
+   * down would be reported to its scope as a {@code PoolClosedException} (fault 4's signal).
+   */
+  @Test
+  void aTimerRacingItsWorkersDisposeDoesNotStayArmed_guarantee7() throws Exception {
+    WorkerPool pool = fx.pool(b -> b.capacity(2));
+    RejectionScope scope = new RejectionScope(pool);
+    PoolScheduler s = (PoolScheduler) scope.scheduler();
+    java.util.concurrent.ExecutorService racers = java.util.concurrent.Executors
+        .newFixedThreadPool(2);
+    try {
+      for (int round = 0; round < 2_000; round++) {
+        Scheduler.Worker w = s.createWorker();
+        java.util.concurrent.CyclicBarrier start = new java.util.concurrent.CyclicBarrier(2);
+        boolean periodic = round % 2 == 1;
+        java.util.concurrent.Future<?> a = racers.submit(() -> {
+          start.await();
+          return periodic ? w.schedulePeriodically(() -> { }, 1, 1, TimeUnit.DAYS)
+              : w.schedule(() -> { }, 1, TimeUnit.DAYS);
+        });
+        java.util.concurrent.Future<?> b = racers.submit(() -> {
+          start.await();
+          w.dispose();
+          return null;
+        });
+        a.get();
+        b.get();
+      }
+    } finally {
+      racers.shutdownNow();
+    }
+    assertThat(s.liveCount()).as("no disposed worker stays tracked").isZero();
+    pool.shutdown();
+    scope.rejection().test().assertNoErrors(); // no timer was left for the shutdown to cancel
+    assertThat(fx.errors).isEmpty();
+  }
+
   @Test
   void disposingAWorkerStopsItsDelayedAndPeriodicTasks() {
     WorkerPool pool = fx.pool(b -> b.capacity(2));

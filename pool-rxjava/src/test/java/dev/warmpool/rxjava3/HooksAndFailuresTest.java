@@ -15,6 +15,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
+import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -164,6 +165,61 @@ class HooksAndFailuresTest {
     assertThat(runs).hasValue(1);
     assertThat(fx.errors).containsExactly(boom);
     assertThat(poolFailures).isEmpty();
+  }
+
+  /** Schedules six failing tasks, one per door: immediate, delayed, periodic; direct and worker. */
+  private static void failOncePerDoor(Scheduler s, RuntimeException boom) {
+    Runnable fail = () -> {
+      throw boom;
+    };
+    Scheduler.Worker w = s.createWorker();
+    s.scheduleDirect(fail);
+    s.scheduleDirect(fail, 1, TimeUnit.MILLISECONDS);
+    s.schedulePeriodicallyDirect(fail, 1, 1, TimeUnit.HOURS);
+    w.schedule(fail);
+    w.schedule(fail, 1, TimeUnit.MILLISECONDS);
+    w.schedulePeriodically(fail, 1, 1, TimeUnit.HOURS);
+  }
+
+  /**
+   * Issue 21, fault 3: by default a failing adapter task counts in {@code stats().failed} and is
+   * reported exactly once, to {@code RxJavaPlugins.onError} (not also to the thread's handler).
+   */
+  @Disabled("issue 21 fault 3, open: needs a core API (REPORT-rxjava.md); fails 100% today")
+  @Test
+  void aFailingTaskIsCountedAndReportedOnceToOnErrorByDefault_guarantee8() {
+    List<Throwable> threadHandler = new CopyOnWriteArrayList<>();
+    WorkerPool pool = fx.pool(b -> b.capacity(2).threadFactory(r -> {
+      Thread t = new Thread(r);
+      t.setDaemon(true);
+      t.setUncaughtExceptionHandler((th, e) -> threadHandler.add(e));
+      return t;
+    }));
+    RuntimeException boom = new IllegalStateException("boom");
+    failOncePerDoor(PoolSchedulers.from(pool), boom);
+    await().until(() -> pool.stats().failed() == 6 && fx.errors.size() == 6);
+    RxFixture.awaitQuiet(pool);
+    assertThat(pool.stats().failed()).isEqualTo(6);
+    assertThat(fx.errors).hasSize(6).allSatisfy(e -> assertThat(e).isSameAs(boom));
+    assertThat(threadHandler).isEmpty();
+  }
+
+  /**
+   * Issue 21, fault 3: a failure handler set on the builder sees every failure, adapter tasks
+   * included, once each; then it is the one report ({@code RxJavaPlugins.onError} hears nothing).
+   */
+  @Disabled("issue 21 fault 3, open: needs a core API (REPORT-rxjava.md); fails 100% today")
+  @Test
+  void anExplicitFailureHandlerSeesEveryAdapterFailure_guarantee8() {
+    List<Throwable> poolFailures = new CopyOnWriteArrayList<>();
+    WorkerPool pool = fx.pool(b -> b.capacity(2).failureHandler((t, e) -> poolFailures.add(e)));
+    RuntimeException boom = new IllegalStateException("boom");
+    failOncePerDoor(PoolSchedulers.from(pool), boom);
+    await().until(() -> pool.stats().failed() == 6 && poolFailures.size() == 6);
+    RxFixture.awaitQuiet(pool);
+    assertThat(pool.stats().failed()).isEqualTo(6);
+    assertThat(poolFailures).hasSize(6).allSatisfy(e -> assertThat(e).isSameAs(boom));
+    assertThat(fx.errors).isEmpty();
   }
 
   @Test

@@ -5,6 +5,8 @@ import static org.awaitility.Awaitility.await;
 
 import dev.warmpool.WorkerPool;
 import io.reactivex.rxjava3.core.Scheduler;
+import io.reactivex.rxjava3.core.Single;
+import io.reactivex.rxjava3.observers.TestObserver;
 import io.reactivex.rxjava3.disposables.Disposable;
 import java.util.ArrayList;
 import java.util.List;
@@ -65,6 +67,56 @@ class LifecycleTest {
     s.start();
     s.start();
     assertRuns(s);
+    assertThat(fx.errors).isEmpty();
+  }
+
+  /**
+   * Issue 21, fault 2: a timer that came due before {@code pool.shutdown()} is an accepted task
+   * waiting in line: it runs under a graceful shutdown, direct ({@code Single.timer}) or on a worker
+   * ({@code delay}).
+   */
+  @Test
+  void aDueTimerWaitingInLineRunsUnderAGracefulPoolShutdown_guarantee7()
+      throws InterruptedException {
+    WorkerPool pool = fx.pool(b -> b.capacity(1));
+    Scheduler s = PoolSchedulers.from(pool);
+    CountDownLatch hold = fx.saturate(pool);
+    TestObserver<Long> timer = Single.timer(1, TimeUnit.MILLISECONDS, s).test();
+    TestObserver<Integer> delayed = Single.just(7).delay(1, TimeUnit.MILLISECONDS, s).test();
+    await().until(() -> pool.stats().waiting() == 2); // both came due and wait for the seat
+    pool.shutdown();
+    hold.countDown();
+    timer.await(10, TimeUnit.SECONDS);
+    delayed.await(10, TimeUnit.SECONDS);
+    timer.assertResult(0L);
+    delayed.assertResult(7);
+    assertThat(pool.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
+    assertThat(fx.errors).isEmpty();
+  }
+
+  /**
+   * Issue 21, fault 2, owning scheduler: its {@code shutdown()} is its pool's graceful shutdown, so
+   * a due timer waiting in line runs. It used to dispose them first: both streams hung, no signal.
+   */
+  @Test
+  void aDueTimerRunsWhenAnOwningSchedulerShutsItsPoolDown_guarantee7()
+      throws InterruptedException {
+    WorkerPool pool = fx.pool(b -> b.capacity(1));
+    Scheduler s = PoolSchedulers.fromOwned(pool);
+    CountDownLatch hold = fx.saturate(pool);
+    TestObserver<Long> timer = Single.timer(1, TimeUnit.MILLISECONDS, s).test();
+    TestObserver<Integer> delayed = Single.just(7).delay(1, TimeUnit.MILLISECONDS, s).test();
+    Disposable notDue = s.scheduleDirect(() -> { }, 1, TimeUnit.DAYS);
+    await().until(() -> pool.stats().waiting() == 2); // both came due and wait for the seat
+    s.shutdown();
+    assertThat(notDue.isDisposed()).as("a timer not yet due is cancelled").isTrue();
+    hold.countDown();
+    timer.await(10, TimeUnit.SECONDS);
+    delayed.await(10, TimeUnit.SECONDS);
+    timer.assertResult(0L);
+    delayed.assertResult(7);
+    assertThat(pool.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
+    assertThat(((PoolScheduler) s).liveCount()).isZero();
     assertThat(fx.errors).isEmpty();
   }
 

@@ -13,6 +13,7 @@ import io.reactivex.rxjava3.core.Observable;
 import io.reactivex.rxjava3.core.Scheduler;
 import io.reactivex.rxjava3.core.Single;
 import io.reactivex.rxjava3.observers.TestObserver;
+import io.reactivex.rxjava3.subjects.PublishSubject;
 import io.reactivex.rxjava3.subscribers.TestSubscriber;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -80,6 +81,51 @@ class PoolScopeTest {
     ticks.assertNotComplete().assertNoErrors();
     pool.shutdown();
     ticks.assertError(dev.warmpool.PoolClosedException.class).assertNoValues();
+    assertThat(fx.errors).isEmpty();
+  }
+
+  /**
+   * Issue 21, fault 1: a {@code delay} stream whose worker first ran a delayed task (and delivered
+   * items) is an admitted unit; its later immediate task (here {@code delay}'s onError, which it
+   * schedules without delay) waits its turn on a full pool instead of ending the stream with a
+   * {@code PoolOverloadedException}.
+   */
+  @Test
+  void aDelayStreamThatDeliveredItemsEndsWithItsOwnErrorOnAFullPool_guarantee6()
+      throws InterruptedException {
+    WorkerPool pool = fx.nonblocking(1);
+    PublishSubject<Integer> source = PublishSubject.create();
+    TestObserver<Integer> to = PoolScope.observable(pool, s ->
+        source.delay(1, TimeUnit.MILLISECONDS, s)).test();
+    source.onNext(1);
+    await().until(() -> to.values().size() == 1); // the delayed item ran on the worker's lane
+    RxFixture.awaitQuiet(pool);
+    CountDownLatch hold = fx.saturate(pool);
+    IllegalStateException boom = new IllegalStateException("boom");
+    source.onError(boom); // delay schedules onError at once (delayError is false)
+    to.assertNoErrors(); // not refused: it waits for the seat
+    hold.countDown();
+    to.await(10, TimeUnit.SECONDS);
+    to.assertFailure(IllegalStateException.class, 1);
+    assertThat(fx.errors).isEmpty();
+  }
+
+  /** Issue 21, fault 2, in a scope: a due timer runs under a graceful shutdown, no PoolClosed. */
+  @Test
+  void aDueTimerOfAScopeRunsUnderAGracefulPoolShutdown_guarantee7() throws InterruptedException {
+    WorkerPool pool = fx.pool(b -> b.capacity(1));
+    CountDownLatch hold = fx.saturate(pool);
+    TestObserver<Long> timer = PoolScope.single(pool, s ->
+        Single.timer(1, TimeUnit.MILLISECONDS, s)).test();
+    TestObserver<Integer> delayed = PoolScope.single(pool, s ->
+        Single.just(7).delay(1, TimeUnit.MILLISECONDS, s)).test();
+    await().until(() -> pool.stats().waiting() == 2); // both came due and wait for the seat
+    pool.shutdown();
+    hold.countDown();
+    timer.await(10, TimeUnit.SECONDS);
+    delayed.await(10, TimeUnit.SECONDS);
+    timer.assertResult(0L);
+    delayed.assertResult(7);
     assertThat(fx.errors).isEmpty();
   }
 

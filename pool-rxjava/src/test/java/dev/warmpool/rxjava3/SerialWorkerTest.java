@@ -76,27 +76,44 @@ class SerialWorkerTest {
     worker.dispose();
   }
 
+  /**
+   * Each task's deadline is known only within the time its {@code schedule} call took, so the
+   * order is checked for every pair whose deadlines are apart for sure (a slow loop on a loaded
+   * machine made the 60 ms task due before the 50 ms one, scheduled more than 10 ms later).
+   */
   @Test
   void timedTasksFireInDeadlineOrderOnTheLane() {
     Scheduler.Worker worker = PoolSchedulers.from(fx.pool(b -> b.capacity(4))).createWorker();
     List<String> order = new CopyOnWriteArrayList<>();
     AtomicInteger running = new AtomicInteger();
     AtomicInteger overlaps = new AtomicInteger();
-    long[] delays = {60, 20, 40, 10, 50, 30};
-    for (long d : delays) {
+    String[] names = {"60", "20", "40", "10", "50", "30", "70a", "70b"};
+    long[] earliest = new long[names.length];
+    long[] latest = new long[names.length];
+    for (int i = 0; i < names.length; i++) {
+      String name = names[i];
+      long delay = TimeUnit.MILLISECONDS.toNanos(Long.parseLong(name.replaceAll("[ab]", "")));
+      earliest[i] = System.nanoTime() + delay;
       worker.schedule(() -> {
         if (running.incrementAndGet() != 1) {
           overlaps.incrementAndGet();
         }
-        order.add(String.valueOf(d));
+        order.add(name);
         running.decrementAndGet();
-      }, d, TimeUnit.MILLISECONDS);
+      }, delay, TimeUnit.NANOSECONDS);
+      latest[i] = System.nanoTime() + delay;
     }
-    worker.schedule(() -> order.add("70a"), 70, TimeUnit.MILLISECONDS);
-    worker.schedule(() -> order.add("70b"), 70, TimeUnit.MILLISECONDS);
 
-    await().until(() -> order.size() == 8);
-    assertThat(order).containsExactly("10", "20", "30", "40", "50", "60", "70a", "70b");
+    await().until(() -> order.size() == names.length);
+    assertThat(order).containsExactlyInAnyOrder(names);
+    for (int a = 0; a < names.length; a++) {
+      for (int b = 0; b < names.length; b++) {
+        if (latest[a] < earliest[b]) {
+          assertThat(order.indexOf(names[a])).as("%s before %s in %s", names[a], names[b], order)
+              .isLessThan(order.indexOf(names[b]));
+        }
+      }
+    }
     assertThat(overlaps).hasValue(0);
   }
 

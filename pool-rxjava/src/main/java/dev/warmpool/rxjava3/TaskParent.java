@@ -1,0 +1,32 @@
+package dev.warmpool.rxjava3;
+
+import io.reactivex.rxjava3.disposables.DisposableContainer;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * What a {@link PoolTask} belongs to, as RxJava's {@code ScheduledRunnable} belongs to a
+ * {@link DisposableContainer}: the {@link PoolWorker} whose lane runs it, or, for a direct task, the
+ * {@link PoolScheduler}, which tracks a delayed or periodic one until it ends ({@link #delete} then).
+ */
+interface TaskParent extends DisposableContainer {
+
+  /**
+   * Hands the task to this parent's lane or pool, now ({@code delayNanos <= 0}) or after the delay.
+   * Due now, it needs a thread now and is admitted or rejected as an immediate task, unless it is a
+   * periodic arm ({@code timer}), which is never rejected for load (guarantee 7). A refusal is
+   * reported by the parent's rules and returns false.
+   */
+  boolean arm(PoolTask task, long delayNanos, boolean timer);
+
+  /** The clock of this parent's scheduler; a periodic task keeps its rate on it. */
+  long now(TimeUnit unit);
+
+  /** Whether a task accepted earlier is skipped when reached: its worker was disposed. */
+  boolean skipsAccepted();
+
+  /** A task of this parent starts: its worker's lane has a thread, so the worker is admitted. */
+  void running();
+
+  /** The pool cancelled a pending timer of this parent without a dispose (the pool shut down). */
+  void timerCancelledByPool();
+}
