@@ -1,5 +1,6 @@
 package dev.warmpool.reactor;
 
+import java.util.concurrent.Delayed;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
@@ -22,15 +23,25 @@ final class PeriodicTask extends PoolTask {
     Future<?> withFixedDelay(Runnable task, long initialDelay, long delay, TimeUnit unit);
   }
 
+  /** Where this task's schedule lives (the pool or the worker's lane), and its period. */
+  private Periodic on;
+  private long periodNanos;
+
   PeriodicTask(Runnable task, PoolScheduler scheduler, PoolWorker worker) {
     super(task, scheduler, worker, true);
   }
 
   /** Puts this task on {@code on}'s periodic schedule. */
   Future<?> schedule(Periodic on, long initialDelay, long period, TimeUnit unit) {
-    return period > 0
-        ? on.atFixedRate(this, initialDelay, period, unit)
-        : on.withFixedDelay(this, initialDelay, 1, TimeUnit.NANOSECONDS);
+    this.on = on;
+    this.periodNanos = unit.toNanos(period);
+    return arm(on, unit.toNanos(initialDelay), periodNanos);
+  }
+
+  private Future<?> arm(Periodic on, long initialDelayNanos, long periodNanos) {
+    return periodNanos > 0
+        ? on.atFixedRate(this, initialDelayNanos, periodNanos, TimeUnit.NANOSECONDS)
+        : on.withFixedDelay(this, initialDelayNanos, 1, TimeUnit.NANOSECONDS);
   }
 
   @Override
@@ -47,14 +58,43 @@ final class PeriodicTask extends PoolTask {
     if (!start()) {
       return;
     }
+    admitWorker();
+    Throwable failure = null;
     try {
       task.run();
     } catch (Throwable t) {
-      reportToThread(t);
-      HandleErrorHook.call(t); // Schedulers.onHandleError, as Reactor's schedulers
+      failure = t;
     }
-    if (endPeriodicRun() && scheduler.isStopping()) {
+    boolean next = endPeriodicRun();
+    if (next && scheduler.isStopping()) {
       cancelIfPending();
+      next = false;
+    }
+    if (failure != null) {
+      HandleErrorHook.call(failure); // Schedulers.onHandleError, as Reactor's schedulers
+      if (next) {
+        rearmAfterFailure();
+      }
+      // To the pool, as every task's failure: counted as failed, reported to its failure handler
+      // (guarantee 8). Core's periodic schedule ends with a run that throws: the next one is armed.
+      throw PoolTask.<RuntimeException>sneaky(failure);
+    }
+  }
+
+  /**
+   * The run failed: core's schedule ends with it, so a new one continues at the same rate (its first
+   * run when the next would have been due), as Reactor's periodic tasks survive a failed run.
+   */
+  private void rearmAfterFailure() {
+    Future<?> ending = future();
+    long nextDelay = 0;
+    if (periodNanos > 0 && ending instanceof Delayed d) {
+      nextDelay = Math.max(0, d.getDelay(TimeUnit.NANOSECONDS) + periodNanos);
+    }
+    try {
+      setFuture(arm(on, nextDelay, periodNanos));
+    } catch (RuntimeException closed) {
+      cancelIfPending(); // the pool or the lane closed: this was the last run
     }
   }
 }

@@ -18,9 +18,9 @@ import reactor.core.Disposable;
  *   RUNNING  -> PENDING       a periodic run returned; the task waits for its next run
  *   RUNNING  -> DONE          a one-shot run returned
  *   PENDING  -> CANCELLED     dispose() before it started: it never runs
- *   RUNNING  -> CANCELLED     dispose() from the thread that runs it: no interrupt
- *   RUNNING  -> INTERRUPTING  dispose() from another thread; that thread interrupts the runner,
- *   INTERRUPTING -> INTERRUPTED  then publishes that the interrupt was delivered
+ *   RUNNING  -> INTERRUPTING  dispose() claims the run, then reads its thread; from another
+ *   INTERRUPTING -> INTERRUPTED  thread it interrupts the runner, then publishes the delivery;
+ *   INTERRUPTING -> CANCELLED    from the thread that runs it, no interrupt
  * </pre>
  * {@code isDisposed()} is true in DONE, CANCELLED, INTERRUPTING and INTERRUPTED. The run that ends in
  * INTERRUPTING waits for INTERRUPTED and clears its thread's interrupt flag, so the interrupt can never
@@ -83,6 +83,7 @@ class PoolTask implements CancellationAware, Disposable {
     if (!start()) {
       return;
     }
+    admitWorker();
     Throwable failure = null;
     try {
       task.run();
@@ -111,6 +112,13 @@ class PoolTask implements CancellationAware, Disposable {
     }
     runner = null;
     return false;
+  }
+
+  /** A timer of a worker that runs admits the worker (guarantee 6). */
+  final void admitWorker() {
+    if (timed && worker != null) {
+      worker.admittedByTimer();
+    }
   }
 
   /** A periodic run returned: RUNNING -> PENDING; false if the task was disposed during the run. */
@@ -145,20 +153,19 @@ class PoolTask implements CancellationAware, Disposable {
           return;
         }
       } else if (s == RUNNING) {
-        Thread r = runner;
-        if (r == null) {
-          continue; // a periodic task between two runs; read again
-        }
-        if (r == Thread.currentThread()) {
-          if (STATE.compareAndSet(this, RUNNING, CANCELLED)) {
-            cancelFuture();
-            return;
-          }
-        } else if (STATE.compareAndSet(this, RUNNING, INTERRUPTING)) {
-          try {
-            r.interrupt();
-          } finally {
-            state = INTERRUPTED;
+        // Claim the run first, then read its thread: while INTERRUPTING the run cannot end and no
+        // later run can start, so the thread read is this run's. Read before the claim, it could be
+        // a periodic task's earlier run's thread, which by then runs other work.
+        if (STATE.compareAndSet(this, RUNNING, INTERRUPTING)) {
+          Thread r = runner;
+          if (r == Thread.currentThread()) {
+            state = CANCELLED; // disposed by the task itself: no interrupt
+          } else {
+            try {
+              r.interrupt();
+            } finally {
+              state = INTERRUPTED;
+            }
           }
           cancelFuture();
           return;
@@ -214,6 +221,11 @@ class PoolTask implements CancellationAware, Disposable {
     }
   }
 
+  /** The timer's handle, or null. */
+  final Future<?> future() {
+    return future;
+  }
+
   private void cancelFuture() {
     TaskHandle h = handle;
     if (h != null) {
@@ -228,14 +240,6 @@ class PoolTask implements CancellationAware, Disposable {
   /** Called exactly once, when the task is over: ran, or will never run again. */
   private void ended() {
     scheduler.taskEnded(this);
-  }
-
-  static void reportToThread(Throwable failure) {
-    Thread self = Thread.currentThread();
-    Thread.UncaughtExceptionHandler h = self.getUncaughtExceptionHandler();
-    if (h != null) {
-      h.uncaughtException(self, failure);
-    }
   }
 
   @SuppressWarnings("unchecked")
