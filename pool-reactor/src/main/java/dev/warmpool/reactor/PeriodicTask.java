@@ -8,7 +8,7 @@ import java.util.concurrent.TimeUnit;
  * A periodic {@link PoolTask}, driven by core's periodic schedule on the pool (direct tasks) or on
  * the worker's serial lane (worker tasks): a fixed rate for a positive period, and for Reactor's
  * "period {@code <= 0}: run again at once", a fixed delay of one nanosecond. A run never overlaps the
- * previous one. A run that throws is reported (thread handler and {@code onHandleError}) and the task
+ * previous one. A run that throws is reported as every task's failure ({@link PoolTask}) and the task
  * keeps running, as on Reactor's own schedulers.
  *
  * <p>A periodic task ends only when disposed, when its worker is disposed, or when its scheduler

@@ -28,10 +28,10 @@ import reactor.core.Disposable;
  * {@code dispose()} for PENDING -> CANCELLED, else from the run.
  *
  * <h2>Failures</h2>
- * An immediate or delayed task's exception is rethrown to the pool, whose failure handler (by
- * default the thread's uncaught-exception handler) receives it and counts it as failed. A periodic
- * task reports to the thread's uncaught-exception handler directly and keeps running after a failed
- * run, as Reactor's own periodic tasks do (a rethrow would end the core's periodic timer).
+ * A run's exception goes once to {@code Schedulers.onHandleError} and is then rethrown to the pool
+ * (or lane, or timer future, which rethrows it on the worker), which counts it as failed and passes
+ * it to its failure handler: one rule for immediate, delayed and periodic tasks (guarantee 8). A
+ * periodic task re-arms itself first, since core's periodic schedule ends with a failed run.
  */
 class PoolTask implements CancellationAware, Disposable {
   static final int PENDING = 0;

@@ -97,12 +97,13 @@ class AdapterGuaranteesTest {
   }
 
   /** Fault 3: a periodic task running when the pool shuts down ends with that run. */
-  @ParameterizedTest(name = "period {0} ms, shutdownNow {1}")
-  @CsvSource({"1, false", "0, false", "1, true", "0, true"})
-  void aPeriodicTaskRunningWhenThePoolShutsDownEnds_guarantee7(long period, boolean now)
-      throws Exception {
+  @ParameterizedTest(name = "period {0} ms, shutdownNow {1}, on a subpool {2}")
+  @CsvSource({"1, false, false", "0, false, false", "1, true, false", "0, true, false",
+      "1, false, true", "1, true, true"})
+  void aPeriodicTaskRunningWhenThePoolShutsDownEnds_guarantee7(long period, boolean now,
+      boolean subpool) throws Exception {
     pool = WorkerPool.builder().name("periodic-at-shutdown").capacity(2).build();
-    Scheduler s = PoolSchedulers.from(pool);
+    Scheduler s = PoolSchedulers.from(subpool ? pool.newSubpool("sub", 2) : pool);
     Scheduler.Worker w = s.createWorker();
     CountDownLatch running = new CountDownLatch(2);
     CountDownLatch release = new CountDownLatch(1);
