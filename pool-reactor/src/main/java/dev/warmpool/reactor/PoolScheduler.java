@@ -49,7 +49,7 @@ import reactor.core.scheduler.Schedulers;
  * turn. Reactor turns a refused timer into an immediate error ({@code timeout} firing at once,
  * {@code Retry.backoff} giving up), which is what a busy pool must not cause.
  */
-final class PoolScheduler implements Scheduler, Scannable, PeriodicTask.Periodic {
+final class PoolScheduler implements Scheduler, Scannable, PoolTask.Periodic {
   static final int ACTIVE = 0;
   static final int GRACEFUL = 1;
   static final int DISPOSED = 2;
@@ -127,10 +127,11 @@ final class PoolScheduler implements Scheduler, Scannable, PeriodicTask.Periodic
   public Disposable schedulePeriodically(Runnable task, long initialDelay, long period,
       TimeUnit unit) {
     Objects.requireNonNull(unit, "unit must not be null");
-    PeriodicTask t = new PeriodicTask(Schedulers.onSchedule(requireTask(task)), this, null);
+    PoolTask t = new PoolTask(Schedulers.onSchedule(requireTask(task)), this, null, this, period,
+        unit);
     enterTimed(t);
     try {
-      t.setFuture(t.schedule(this, initialDelay, period, unit));
+      t.setFuture(t.schedulePeriodic(initialDelay, unit));
     } catch (RuntimeException rejected) {
       t.cancelIfPending();
       throw rejected;

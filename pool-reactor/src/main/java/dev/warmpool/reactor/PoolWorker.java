@@ -21,7 +21,7 @@ import reactor.core.scheduler.Schedulers;
  * its end: pending tasks are cancelled (the lane drops them, and their {@link Disposable}s report
  * disposed), a task running on another thread is interrupted, as with Reactor's own workers.
  */
-final class PoolWorker implements Scheduler.Worker, Scannable, PeriodicTask.Periodic {
+final class PoolWorker implements Scheduler.Worker, Scannable, PoolTask.Periodic {
   final PoolScheduler parent;
   private final SerialExecutor lane;
   /** Set once the lane accepted an immediate task or ran a timer of this worker (guarantee 6). */
@@ -94,9 +94,9 @@ final class PoolWorker implements Scheduler.Worker, Scannable, PeriodicTask.Peri
   public Disposable schedulePeriodically(Runnable task, long initialDelay, long period,
       TimeUnit unit) {
     Objects.requireNonNull(unit, "unit must not be null");
-    PeriodicTask t = new PeriodicTask(Schedulers.onSchedule(PoolScheduler.requireTask(task)), parent,
-        this);
-    return scheduleTimed(t, () -> t.schedule(this, initialDelay, period, unit));
+    PoolTask t = new PoolTask(Schedulers.onSchedule(PoolScheduler.requireTask(task)), parent, this,
+        this, period, unit);
+    return scheduleTimed(t, () -> t.schedulePeriodic(initialDelay, unit));
   }
 
   private Disposable scheduleTimed(PoolTask t, Supplier<Future<?>> timer) {
