@@ -277,8 +277,8 @@ final class PoolScheduler implements Scheduler, Scannable, PoolTask.Periodic {
    * waits for the termination (only then, and only until it). Cancelled once quiescent.
    */
   private void watchPool() {
-    if (owned || !WATCHING.compareAndSet(this, 0, 1)) {
-      return; // an owned pool is shut down by this scheduler, after its tasks; or armed already
+    if (owned || active == 0 || !WATCHING.compareAndSet(this, 0, 1)) {
+      return; // owned: shut down by this scheduler, after its tasks; no task: nothing to wait for
     }
     try {
       Future<?> w = pool.schedule(new PoolWatch(), Long.MAX_VALUE, TimeUnit.NANOSECONDS);
