@@ -1,5 +1,7 @@
 package dev.warmpool.reactor;
 
+import dev.warmpool.CancellationAware;
+import dev.warmpool.PoolOverloadedException;
 import dev.warmpool.WorkerPool;
 import java.util.Objects;
 import java.util.Set;
@@ -47,7 +49,7 @@ import reactor.core.scheduler.Schedulers;
  * turn. Reactor turns a refused timer into an immediate error ({@code timeout} firing at once,
  * {@code Retry.backoff} giving up), which is what a busy pool must not cause.
  */
-final class PoolScheduler implements Scheduler, Scannable, PeriodicTask.Periodic {
+final class PoolScheduler implements Scheduler, Scannable, PoolTask.Periodic {
   static final int ACTIVE = 0;
   static final int GRACEFUL = 1;
   static final int DISPOSED = 2;
@@ -58,6 +60,8 @@ final class PoolScheduler implements Scheduler, Scannable, PeriodicTask.Periodic
       AtomicLongFieldUpdater.newUpdater(PoolScheduler.class, "active");
   private static final AtomicIntegerFieldUpdater<PoolScheduler> QUIESCED =
       AtomicIntegerFieldUpdater.newUpdater(PoolScheduler.class, "quiesced");
+  private static final AtomicIntegerFieldUpdater<PoolScheduler> WATCHING =
+      AtomicIntegerFieldUpdater.newUpdater(PoolScheduler.class, "watching");
 
   final WorkerPool pool;
   private final boolean owned;
@@ -65,9 +69,12 @@ final class PoolScheduler implements Scheduler, Scannable, PeriodicTask.Periodic
   private volatile int state;
   private volatile long active;
   private volatile int quiesced;
+  private volatile int watching;
   /** Delayed and periodic tasks not yet ended, direct or of a worker: cancelled by dispose(). */
   private final Set<PoolTask> timed = ConcurrentHashMap.newKeySet();
   private final Sinks.Empty<Void> terminated = Sinks.empty();
+  /** The pool's shutdown watch while disposing a scheduler over a shared pool; see watchPool(). */
+  private volatile Future<?> watch;
 
   PoolScheduler(WorkerPool pool, boolean owned) {
     this.pool = Objects.requireNonNull(pool, "pool must not be null");
@@ -79,7 +86,11 @@ final class PoolScheduler implements Scheduler, Scannable, PeriodicTask.Periodic
 
   @Override
   public Disposable schedule(Runnable task) {
-    PoolTask t = new PoolTask(Schedulers.onSchedule(requireTask(task)), this, null, false);
+    return scheduleNow(Schedulers.onSchedule(requireTask(task)));
+  }
+
+  private Disposable scheduleNow(Runnable decorated) {
+    PoolTask t = new PoolTask(decorated, this, null, false);
     enter();
     try {
       t.setHandle(pool.enqueue(t));
@@ -93,10 +104,15 @@ final class PoolScheduler implements Scheduler, Scannable, PeriodicTask.Periodic
   @Override
   public Disposable schedule(Runnable task, long delay, TimeUnit unit) {
     Objects.requireNonNull(unit, "unit must not be null");
+    Runnable decorated = Schedulers.onSchedule(requireTask(task));
     if (delay <= 0) {
-      return schedule(task);
+      try {
+        return scheduleNow(decorated);
+      } catch (PoolOverloadedException full) {
+        delay = 0; // a timer is never refused for load (guarantee 7): due now, it waits its turn
+      }
     }
-    PoolTask t = new PoolTask(Schedulers.onSchedule(requireTask(task)), this, null, true);
+    PoolTask t = new PoolTask(decorated, this, null, true);
     enterTimed(t);
     try {
       t.setFuture(pool.schedule(t, delay, unit));
@@ -111,10 +127,11 @@ final class PoolScheduler implements Scheduler, Scannable, PeriodicTask.Periodic
   public Disposable schedulePeriodically(Runnable task, long initialDelay, long period,
       TimeUnit unit) {
     Objects.requireNonNull(unit, "unit must not be null");
-    PeriodicTask t = new PeriodicTask(Schedulers.onSchedule(requireTask(task)), this, null);
+    PoolTask t = new PoolTask(Schedulers.onSchedule(requireTask(task)), this, null, this, period,
+        unit);
     enterTimed(t);
     try {
-      t.setFuture(t.schedule(this, initialDelay, period, unit));
+      t.setFuture(t.schedulePeriodic(initialDelay, unit));
     } catch (RuntimeException rejected) {
       t.cancelIfPending();
       throw rejected;
@@ -156,12 +173,21 @@ final class PoolScheduler implements Scheduler, Scannable, PeriodicTask.Periodic
   /** Counts a timed task and registers it for cancellation by {@link #dispose()}. */
   void enterTimed(PoolTask t) {
     enter();
-    timed.add(t);
+    addTimed(t);
   }
 
-  /** Registers a timed task of a worker, already counted by {@link #enter()}. */
+  /**
+   * Registers a timed task, already counted by {@link #enter()}, for cancellation by
+   * {@link #dispose()} (and a periodic one by {@link #disposeGracefully()}). Publish, then check: a
+   * disposal that swept the set before the task was in it is seen here, and the task is refused, so
+   * that no timer of a disposed scheduler stays armed.
+   */
   void addTimed(PoolTask t) {
     timed.add(t);
+    if (state == DISPOSED || (state == GRACEFUL && t.isPeriodic())) {
+      t.cancelIfPending();
+      throw new RejectedExecutionException("scheduler " + this + " is disposed");
+    }
   }
 
   void exit() {
@@ -206,6 +232,7 @@ final class PoolScheduler implements Scheduler, Scannable, PeriodicTask.Periodic
     for (PoolTask t : timed) {
       t.cancelIfPending();
     }
+    watchPool();
     if (owned) {
       for (Runnable r : pool.shutdownNow()) {
         if (r instanceof PoolTask) {
@@ -230,15 +257,71 @@ final class PoolScheduler implements Scheduler, Scannable, PeriodicTask.Periodic
     if (!STATE.compareAndSet(this, ACTIVE, GRACEFUL)) {
       return; // already disposing; the caller just waits for the same end
     }
-    boolean poolShutDown = pool.isShutdown(); // the pool dropped its delayed tasks: ours will not run
     for (PoolTask t : timed) {
-      if (t.isPeriodic() || poolShutDown) {
+      if (t.isPeriodic()) {
         t.cancelIfPending();
       }
     }
+    // Delayed tasks are left to run: the pool's shutdown cancels those not yet due (their onCancel
+    // ends them), and a due one is accepted work that runs under shutdown() (guarantee 7).
+    watchPool();
     if (active == 0 || pool.isTerminated()) { // a terminated pool will run nothing of ours
       quiesced();
     }
+  }
+
+  /**
+   * Lets a disposal end when the pool terminates with tasks of ours that will never run: those that
+   * the pool's {@code shutdownNow()} handed back to its owner. Core offers no termination callback,
+   * so a timer that never comes due stands in: the pool's shutdown cancels it, and then a thread
+   * waits for the termination (only then, and only until it). Cancelled once quiescent.
+   */
+  private void watchPool() {
+    if (owned || active == 0 || !WATCHING.compareAndSet(this, 0, 1)) {
+      return; // owned: shut down by this scheduler, after its tasks; no task: nothing to wait for
+    }
+    try {
+      Future<?> w = pool.schedule(new PoolWatch(), Long.MAX_VALUE, TimeUnit.NANOSECONDS);
+      watch = w;
+      if (quiesced != 0) {
+        w.cancel(false);
+      }
+    } catch (RejectedExecutionException shutDown) {
+      afterTermination(this::quiesced);
+    }
+  }
+
+  /** A timer that never comes due: cancelled by the pool's shutdown, or by this scheduler's end. */
+  private final class PoolWatch implements CancellationAware {
+    @Override
+    public void run() {}
+
+    @Override
+    public void onCancel() {
+      if (quiesced == 0 && pool.isShutdown()) {
+        afterTermination(PoolScheduler.this::quiesced);
+      }
+    }
+  }
+
+  /** Runs {@code then} once the pool has terminated: at once, or on a thread that waits for it. */
+  private void afterTermination(Runnable then) {
+    if (pool.isTerminated()) {
+      then.run();
+      return;
+    }
+    Thread awaiter = new Thread(() -> {
+      try {
+        while (!pool.awaitTermination(1, TimeUnit.DAYS)) {
+          // keep waiting: the pool is shut down, so it terminates once its running tasks end
+        }
+        then.run();
+      } catch (InterruptedException e) {
+        terminated.tryEmitError(e);
+      }
+    }, pool.name() + "-dispose");
+    awaiter.setDaemon(true);
+    awaiter.start();
   }
 
   /** No task of this scheduler is left; runs once. */
@@ -247,26 +330,15 @@ final class PoolScheduler implements Scheduler, Scannable, PeriodicTask.Periodic
       return;
     }
     if (!owned) {
+      Future<?> w = watch;
+      if (w != null) {
+        w.cancel(false);
+      }
       terminated.tryEmitEmpty();
       return;
     }
     pool.shutdown(); // graceful: nothing of ours is left in it; after dispose(): already shut down
-    if (pool.isTerminated()) {
-      terminated.tryEmitEmpty();
-      return;
-    }
-    Thread awaiter = new Thread(() -> {
-      try {
-        while (!pool.awaitTermination(1, TimeUnit.DAYS)) {
-          // keep waiting: disposeGracefully() completes only once the owned pool is gone
-        }
-        terminated.tryEmitEmpty();
-      } catch (InterruptedException e) {
-        terminated.tryEmitError(e);
-      }
-    }, pool.name() + "-dispose");
-    awaiter.setDaemon(true);
-    awaiter.start();
+    afterTermination(terminated::tryEmitEmpty);
   }
 
   /**

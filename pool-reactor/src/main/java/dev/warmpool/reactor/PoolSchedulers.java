@@ -57,19 +57,20 @@ import reactor.core.scheduler.Scheduler;
  *   <li>Nonblocking pool, every worker busy: {@link PoolOverloadedException} for immediate work.</li>
  *   <li>Blocking pool: work waits in the pool's waiting line without holding a thread;
  *       {@link PoolOverloadedException} only if that line is full.</li>
- *   <li>A worker is admitted once, on its first task: afterwards its tasks wait their turn and are
- *       never rejected for a full pool, so a stream that started keeps going.</li>
+ *   <li>A worker is admitted once, on its first task to run (immediate, or a timer that came due):
+ *       afterwards its tasks wait their turn and are never rejected for a full pool, so a stream
+ *       that started keeps going. A zero delay is a timer too: never refused for load.</li>
  *   <li>Pool shut down: {@link PoolClosedException}; scheduler or worker disposed:
  *       {@link java.util.concurrent.RejectedExecutionException}.</li>
  * </ul>
  *
  * <h2>Failures</h2>
- * A task that throws does not harm the pool. An immediate task's exception goes to the pool's failure
- * handler, by default the worker thread's uncaught-exception handler; a delayed or periodic task's
- * exception goes to the thread's uncaught-exception handler (a periodic task keeps running). Either way
- * the hook set with {@link reactor.core.scheduler.Schedulers#onHandleError} hears it too, as on
- * Reactor's own schedulers (reached through Reactor's own error path, since
- * {@code Schedulers.handleError} is not public: see the README).
+ * A task that throws does not harm the pool. Immediate, delayed and periodic tasks alike (DESIGN
+ * guarantee 8): the failure counts in the pool's {@code stats().failed()}, goes to the pool's failure
+ * handler (by default the worker thread's uncaught-exception handler; a handler set on the builder
+ * sees every failure) and once to the hook set with
+ * {@link reactor.core.scheduler.Schedulers#onHandleError}, as on Reactor's own schedulers. A periodic
+ * task keeps running after a failed run.
  *
  * <h2>Disposal</h2>
  * {@link Scheduler#dispose()} makes this scheduler and its workers reject new work; its tasks that

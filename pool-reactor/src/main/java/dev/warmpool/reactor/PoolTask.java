@@ -2,15 +2,25 @@ package dev.warmpool.reactor;
 
 import dev.warmpool.CancellationAware;
 import dev.warmpool.TaskHandle;
+import java.util.concurrent.Delayed;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import reactor.core.Disposable;
 
 /**
  * One task of a {@link PoolScheduler}, handed to the pool (or a serial lane, or the pool's timer) in
- * place of the user's runnable. It gives the task Reactor's per-task {@link Disposable} semantics and
- * tells its scheduler (and worker) when it is over, so that graceful disposal knows when nothing is
- * left.
+ * place of the user's runnable: immediate, delayed or periodic. It gives the task Reactor's per-task
+ * {@link Disposable} semantics and tells its scheduler (and worker) when it is over, so that graceful
+ * disposal knows when nothing is left.
+ *
+ * <h2>Periodic tasks</h2>
+ * Driven by core's periodic schedule on the pool (direct tasks) or on the worker's serial lane
+ * (worker tasks): a fixed rate for a positive period, and for Reactor's "period {@code <= 0}: run
+ * again at once", a fixed delay of one nanosecond. A run never overlaps the previous one. A periodic
+ * task ends only when disposed, when its worker is disposed, when its scheduler starts disposing
+ * (gracefully or not: it would otherwise never let a graceful disposal finish) or when the pool or
+ * lane closes.
  *
  * <h2>States</h2>
  * <pre>
@@ -18,9 +28,9 @@ import reactor.core.Disposable;
  *   RUNNING  -> PENDING       a periodic run returned; the task waits for its next run
  *   RUNNING  -> DONE          a one-shot run returned
  *   PENDING  -> CANCELLED     dispose() before it started: it never runs
- *   RUNNING  -> CANCELLED     dispose() from the thread that runs it: no interrupt
- *   RUNNING  -> INTERRUPTING  dispose() from another thread; that thread interrupts the runner,
- *   INTERRUPTING -> INTERRUPTED  then publishes that the interrupt was delivered
+ *   RUNNING  -> INTERRUPTING  dispose() claims the run, then reads its thread; from another
+ *   INTERRUPTING -> INTERRUPTED  thread it interrupts the runner, then publishes the delivery;
+ *   INTERRUPTING -> CANCELLED    from the thread that runs it, no interrupt
  * </pre>
  * {@code isDisposed()} is true in DONE, CANCELLED, INTERRUPTING and INTERRUPTED. The run that ends in
  * INTERRUPTING waits for INTERRUPTED and clears its thread's interrupt flag, so the interrupt can never
@@ -28,12 +38,20 @@ import reactor.core.Disposable;
  * {@code dispose()} for PENDING -> CANCELLED, else from the run.
  *
  * <h2>Failures</h2>
- * An immediate or delayed task's exception is rethrown to the pool, whose failure handler (by
- * default the thread's uncaught-exception handler) receives it and counts it as failed. A periodic
- * task reports to the thread's uncaught-exception handler directly and keeps running after a failed
- * run, as Reactor's own periodic tasks do (a rethrow would end the core's periodic timer).
+ * A run's exception goes once to {@code Schedulers.onHandleError} and is then rethrown to the pool
+ * (or lane, or timer future, which rethrows it on the worker), which counts it as failed and passes
+ * it to its failure handler: one rule for immediate, delayed and periodic tasks (guarantee 8). A
+ * periodic task re-arms itself first, since core's periodic schedule ends with a failed run.
  */
-class PoolTask implements CancellationAware, Disposable {
+final class PoolTask implements CancellationAware, Disposable {
+
+  /** Core's periodic schedule: on the pool, or on a worker's lane. */
+  interface Periodic {
+    Future<?> atFixedRate(Runnable task, long initialDelay, long period, TimeUnit unit);
+
+    Future<?> withFixedDelay(Runnable task, long initialDelay, long delay, TimeUnit unit);
+  }
+
   static final int PENDING = 0;
   static final int RUNNING = 1;
   static final int DONE = 2;
@@ -50,6 +68,10 @@ class PoolTask implements CancellationAware, Disposable {
   final PoolWorker worker;
   /** Whether the task waits on the timer (delayed or periodic); such tasks are registered for cancel. */
   final boolean timed;
+  /** A periodic task's schedule (the pool or the worker's lane), else null. */
+  private final Periodic periodic;
+  /** A periodic task's period; {@code <= 0}: again as soon as a run returned. */
+  private final long periodNanos;
 
   volatile int state;
   /** The thread running the task; set before PENDING -> RUNNING, cleared after leaving RUNNING. */
@@ -63,25 +85,54 @@ class PoolTask implements CancellationAware, Disposable {
   PoolTask prev;
   PoolTask next;
 
+  /** An immediate ({@code timed} false) or a delayed task. */
   PoolTask(Runnable task, PoolScheduler scheduler, PoolWorker worker, boolean timed) {
+    this(task, scheduler, worker, timed, null, 0);
+  }
+
+  /** A periodic task on {@code periodic}'s schedule; see {@link #schedulePeriodic}. */
+  PoolTask(Runnable task, PoolScheduler scheduler, PoolWorker worker, Periodic periodic, long period,
+      TimeUnit unit) {
+    this(task, scheduler, worker, true, periodic, unit.toNanos(period));
+  }
+
+  private PoolTask(Runnable task, PoolScheduler scheduler, PoolWorker worker, boolean timed,
+      Periodic periodic, long periodNanos) {
     this.task = task;
     this.scheduler = scheduler;
     this.worker = worker;
     this.timed = timed;
+    this.periodic = periodic;
+    this.periodNanos = periodNanos;
   }
 
   boolean isPeriodic() {
-    return false;
+    return periodic != null;
+  }
+
+  /** Puts a periodic task on its schedule, its first run after {@code initialDelay}. */
+  Future<?> schedulePeriodic(long initialDelay, TimeUnit unit) {
+    return arm(unit.toNanos(initialDelay));
+  }
+
+  private Future<?> arm(long initialDelayNanos) {
+    return periodNanos > 0
+        ? periodic.atFixedRate(this, initialDelayNanos, periodNanos, TimeUnit.NANOSECONDS)
+        : periodic.withFixedDelay(this, initialDelayNanos, 1, TimeUnit.NANOSECONDS);
   }
 
   @Override
   public void run() {
-    if (scheduler.isStopped()) {
-      cancelIfPending(); // the scheduler was disposed: tasks that have not started never start
+    // Disposed: tasks that have not started never start; disposing: periodic tasks stop.
+    if (isPeriodic() ? scheduler.isStopping() : scheduler.isStopped()) {
+      cancelIfPending();
       return;
     }
     if (!start()) {
       return;
+    }
+    if (timed && worker != null) {
+      worker.admittedByTimer(); // guarantee 6
     }
     Throwable failure = null;
     try {
@@ -89,22 +140,59 @@ class PoolTask implements CancellationAware, Disposable {
     } catch (Throwable t) {
       failure = t;
     }
-    if (!STATE.compareAndSet(this, RUNNING, DONE)) {
-      endDisposedRun();
-    } else {
-      runner = null;
-      ended();
+    boolean again = endRun();
+    if (again && scheduler.isStopping()) {
+      cancelIfPending();
+      again = false;
     }
     if (failure != null) {
       HandleErrorHook.call(failure); // Schedulers.onHandleError, as Reactor's schedulers
+      if (again) {
+        rearmAfterFailure();
+      }
       // To the pool: its failure handler reports it and stats().failed counts it (guarantee 8),
-      // for a delayed task too, whose core timer future rethrows it on the worker.
+      // for a timed task too, whose core timer future rethrows it on the worker.
       throw PoolTask.<RuntimeException>sneaky(failure);
     }
   }
 
+  /**
+   * A run returned: RUNNING -> DONE (one-shot; the task ended) or -> PENDING (periodic; true: it
+   * waits for its next run). False if it was disposed during the run.
+   */
+  private boolean endRun() {
+    int after = isPeriodic() ? PENDING : DONE;
+    if (!STATE.compareAndSet(this, RUNNING, after)) {
+      endDisposedRun();
+      return false;
+    }
+    runner = null;
+    if (after == DONE) {
+      ended();
+      return false;
+    }
+    return true;
+  }
+
+  /**
+   * A periodic run failed: core's schedule ends with it, so a new one continues at the same rate
+   * (its first run when the next would have been due), as Reactor's periodic tasks survive a failed
+   * run.
+   */
+  private void rearmAfterFailure() {
+    long nextDelay = 0;
+    if (periodNanos > 0 && future instanceof Delayed ending) {
+      nextDelay = Math.max(0, ending.getDelay(TimeUnit.NANOSECONDS) + periodNanos);
+    }
+    try {
+      setFuture(arm(nextDelay));
+    } catch (RuntimeException closed) {
+      cancelIfPending(); // the pool or the lane closed: this was the last run
+    }
+  }
+
   /** PENDING -> RUNNING on the current thread; false if the task was disposed first. */
-  final boolean start() {
+  private boolean start() {
     runner = Thread.currentThread();
     if (STATE.compareAndSet(this, PENDING, RUNNING)) {
       return true;
@@ -113,18 +201,8 @@ class PoolTask implements CancellationAware, Disposable {
     return false;
   }
 
-  /** A periodic run returned: RUNNING -> PENDING; false if the task was disposed during the run. */
-  final boolean endPeriodicRun() {
-    if (STATE.compareAndSet(this, RUNNING, PENDING)) {
-      runner = null;
-      return true;
-    }
-    endDisposedRun();
-    return false;
-  }
-
   /** The run ends after a dispose(): wait for an interrupt in delivery, then clear it. */
-  final void endDisposedRun() {
+  private void endDisposedRun() {
     int s;
     while ((s = state) == INTERRUPTING) {
       Thread.onSpinWait();
@@ -145,20 +223,19 @@ class PoolTask implements CancellationAware, Disposable {
           return;
         }
       } else if (s == RUNNING) {
-        Thread r = runner;
-        if (r == null) {
-          continue; // a periodic task between two runs; read again
-        }
-        if (r == Thread.currentThread()) {
-          if (STATE.compareAndSet(this, RUNNING, CANCELLED)) {
-            cancelFuture();
-            return;
-          }
-        } else if (STATE.compareAndSet(this, RUNNING, INTERRUPTING)) {
-          try {
-            r.interrupt();
-          } finally {
-            state = INTERRUPTED;
+        // Claim the run first, then read its thread: while INTERRUPTING the run cannot end and no
+        // later run can start, so the thread read is this run's. Read before the claim, it could be
+        // a periodic task's earlier run's thread, which by then runs other work.
+        if (STATE.compareAndSet(this, RUNNING, INTERRUPTING)) {
+          Thread r = runner;
+          if (r == Thread.currentThread()) {
+            state = CANCELLED; // disposed by the task itself: no interrupt
+          } else {
+            try {
+              r.interrupt();
+            } finally {
+              state = INTERRUPTED;
+            }
           }
           cancelFuture();
           return;
@@ -228,14 +305,6 @@ class PoolTask implements CancellationAware, Disposable {
   /** Called exactly once, when the task is over: ran, or will never run again. */
   private void ended() {
     scheduler.taskEnded(this);
-  }
-
-  static void reportToThread(Throwable failure) {
-    Thread self = Thread.currentThread();
-    Thread.UncaughtExceptionHandler h = self.getUncaughtExceptionHandler();
-    if (h != null) {
-      h.uncaughtException(self, failure);
-    }
   }
 
   @SuppressWarnings("unchecked")

@@ -1,5 +1,6 @@
 package dev.warmpool.reactor;
 
+import dev.warmpool.PoolOverloadedException;
 import dev.warmpool.SerialExecutor;
 import java.util.Objects;
 import java.util.concurrent.Future;
@@ -20,10 +21,10 @@ import reactor.core.scheduler.Schedulers;
  * its end: pending tasks are cancelled (the lane drops them, and their {@link Disposable}s report
  * disposed), a task running on another thread is interrupted, as with Reactor's own workers.
  */
-final class PoolWorker implements Scheduler.Worker, Scannable, PeriodicTask.Periodic {
+final class PoolWorker implements Scheduler.Worker, Scannable, PoolTask.Periodic {
   final PoolScheduler parent;
   private final SerialExecutor lane;
-  /** Set once the lane accepted an immediate task (a timer does not admit the lane). */
+  /** Set once the lane accepted an immediate task or ran a timer of this worker (guarantee 6). */
   private volatile boolean admitted;
   private volatile boolean disposed;
   /** Head of the list of tasks not yet ended; accessed only under {@code this}' lock. */
@@ -38,11 +39,23 @@ final class PoolWorker implements Scheduler.Worker, Scannable, PeriodicTask.Peri
 
   @Override
   public Disposable schedule(Runnable task) {
-    PoolTask t = new PoolTask(Schedulers.onSchedule(PoolScheduler.requireTask(task)), parent, this,
-        false);
+    return scheduleNow(Schedulers.onSchedule(PoolScheduler.requireTask(task)));
+  }
+
+  /**
+   * An immediate task on the lane. Once this worker is admitted (its lane accepted an immediate task,
+   * or ran a timer, which is admitted work), it is never rejected for load again (guarantee 6):
+   * core's lane counts only its own immediate dispatches as an admission, so the worker says so.
+   */
+  private Disposable scheduleNow(Runnable decorated) {
+    PoolTask t = new PoolTask(decorated, parent, this, false);
     track(t);
     try {
-      lane.execute(t);
+      if (admitted) {
+        lane.executeAdmitted(t);
+      } else {
+        lane.execute(t);
+      }
     } catch (RuntimeException rejected) {
       t.cancelIfPending();
       if (admitted && parent.pool.isTerminated()) {
@@ -56,27 +69,40 @@ final class PoolWorker implements Scheduler.Worker, Scannable, PeriodicTask.Peri
 
   @Override
   public Disposable schedule(Runnable task, long delay, TimeUnit unit) {
+    Objects.requireNonNull(unit, "unit must not be null");
+    Runnable decorated = Schedulers.onSchedule(PoolScheduler.requireTask(task));
     if (delay <= 0) {
-      return schedule(task);
+      try {
+        return scheduleNow(decorated); // now, in line with the worker's immediate tasks
+      } catch (PoolOverloadedException full) {
+        delay = 0; // a timer is never refused for load (guarantee 7): due now, it waits its turn
+      }
     }
-    PoolTask t = new PoolTask(Schedulers.onSchedule(PoolScheduler.requireTask(task)), parent, this,
-        true);
-    return scheduleTimed(t, () -> lane.schedule(t, delay, unit));
+    long d = delay;
+    PoolTask t = new PoolTask(decorated, parent, this, true);
+    return scheduleTimed(t, () -> lane.schedule(t, d, unit));
+  }
+
+  /** A timer of this worker came due and runs: the worker counts as admitted from now on. */
+  void admittedByTimer() {
+    if (!admitted) {
+      admitted = true;
+    }
   }
 
   @Override
   public Disposable schedulePeriodically(Runnable task, long initialDelay, long period,
       TimeUnit unit) {
     Objects.requireNonNull(unit, "unit must not be null");
-    PeriodicTask t = new PeriodicTask(Schedulers.onSchedule(PoolScheduler.requireTask(task)), parent,
-        this);
-    return scheduleTimed(t, () -> t.schedule(this, initialDelay, period, unit));
+    PoolTask t = new PoolTask(Schedulers.onSchedule(PoolScheduler.requireTask(task)), parent, this,
+        this, period, unit);
+    return scheduleTimed(t, () -> t.schedulePeriodic(initialDelay, unit));
   }
 
   private Disposable scheduleTimed(PoolTask t, Supplier<Future<?>> timer) {
     track(t);
-    parent.addTimed(t);
     try {
+      parent.addTimed(t);
       t.setFuture(timer.get());
     } catch (RuntimeException rejected) {
       t.cancelIfPending();

@@ -96,4 +96,37 @@ class DisposalStressTest {
     assertThat(tasks).allMatch(Disposable::isDisposed);
     assertThat(ran.get()).isLessThanOrEqualTo(n);
   }
+
+  /**
+   * Issue 21, suspected: a timer scheduled while dispose() sweeps the scheduler's timers must not
+   * stay armed (it would hold a later graceful disposal open until it came due).
+   */
+  @Test
+  void noTimerOfADisposedSchedulerStaysArmed_guarantee7() throws Exception {
+    for (int round = 0; round < 300; round++) {
+      Scheduler s = PoolSchedulers.from(pool);
+      Scheduler.Worker w = s.createWorker();
+      CountDownLatch go = new CountDownLatch(1);
+      Thread scheduling = new Thread(() -> {
+        Occupied.awaitQuietly(go);
+        try {
+          for (int i = 0; ; i++) {
+            if (i % 2 == 0) {
+              s.schedule(() -> { }, 1, TimeUnit.HOURS);
+            } else {
+              w.schedule(() -> { }, 1, TimeUnit.HOURS);
+            }
+          }
+        } catch (java.util.concurrent.RejectedExecutionException disposed) {
+          // the end of the round
+        }
+      });
+      scheduling.start();
+      go.countDown();
+      s.dispose();
+      scheduling.join(10_000);
+      assertThat(s.disposeGracefully().block(Duration.ofSeconds(10))).as("round %d", round)
+          .isNull();
+    }
+  }
 }
