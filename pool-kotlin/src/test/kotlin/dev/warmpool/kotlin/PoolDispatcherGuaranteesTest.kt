@@ -40,6 +40,124 @@ class PoolDispatcherGuaranteesTest {
     @AfterEach
     fun tearDown() = pools.close()
 
+    // ---- guarantee 6: admission once per coroutine, for every resume path -----------------------
+
+    /**
+     * Fault 1: cleanup under `withContext(NonCancellable)` runs as a job of its own with no admitted
+     * ancestor. However it resumes on a full nonblocking pool (a `yield()`, a plain `suspendCoroutine`
+     * resumed from outside the pool, a child it launches), it is admitted work and waits its turn:
+     * never cancelled, never moved to the fallback, never counted as a rejection.
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = ["yield", "suspendCoroutine", "child launch"])
+    fun cleanupUnderNonCancellableIsNeverRejectedWhateverPathItResumesThrough(path: String) = pools.runBlocking {
+        val pool = pools.pool(1, nonblocking = true, maxWaiting = 0)
+        val d = pool.asCoroutineDispatcher()
+        val rejectedBefore = pool.stats().rejected()
+        val parked = CompletableDeferred<Continuation<Unit>>()
+        val resumedOn = CompletableDeferred<Thread>() // where the code after the resume point ran
+        val cleanup = CompletableDeferred<Job>()
+        val cleanupEnded = CompletableDeferred<Thread>()
+        val job = launch(d) {
+            withContext(NonCancellable) {
+                cleanup.complete(coroutineContext[Job]!!)
+                when (path) {
+                    // the cleanup itself holds the pool's one seat: the pool is full
+                    "yield" -> yield().also { resumedOn.complete(Thread.currentThread()) }
+                    "suspendCoroutine" -> suspendCoroutine { parked.complete(it) }
+                        .also { resumedOn.complete(Thread.currentThread()) }
+                    "child launch" -> launch { resumedOn.complete(Thread.currentThread()) }.join()
+                }
+                cleanupEnded.complete(Thread.currentThread())
+            }
+        }
+        if (path == "suspendCoroutine") {
+            val continuation = parked.await()
+            awaitStats(pool, "cleanup suspended") { it.busy() == 0 }
+            val full = pools.occupy(pool, 1)
+            continuation.resume(Unit) // from the test's thread, while the pool is full
+            awaitStats(pool, "the resume waits in line") { it.waiting() == 1 || resumedOn.isCompleted }
+            assertThat(resumedOn.isCompleted).describedAs("did not run elsewhere meanwhile").isFalse()
+            full.open()
+        }
+        val resumed = withTimeout(5.seconds) { resumedOn.await() }
+        assertThat(pool.isOwnThread(resumed)).describedAs("resumed on %s", resumed.name).isTrue()
+        assertThat(pool.isOwnThread(withTimeout(5.seconds) { cleanupEnded.await() })).isTrue()
+        job.join()
+        assertThat(job.isCancelled).isFalse()
+        assertThat(cleanup.await().isCancelled).describedAs("cleanup cancelled").isFalse()
+        assertThat(pool.stats().rejected()).isEqualTo(rejectedBefore)
+    }
+
+    /**
+     * Fault 3: a coroutine on a `limitedParallelism` view runs on this pool's threads as admitted
+     * work; a child it launches on the pool's own dispatcher belongs to it and waits in line on a full
+     * nonblocking pool, as the child of a coroutine on the pool's dispatcher does.
+     */
+    @Test
+    fun childOnThePoolOfACoroutineOnALimitedParallelismViewWaitsInLineWhenThePoolIsFull() = pools.runBlocking {
+        val pool = pools.pool(2, nonblocking = true)
+        val d = pool.asCoroutineDispatcher()
+        val view = d.limitedParallelism(1)
+        val rejectedBefore = pool.stats().rejected()
+        val childRanOn = CompletableDeferred<Thread>()
+        val parent = launch(view) {
+            val gate = pools.occupy(pool, 1) // with this coroutine's worker, the pool is full
+            val child = launch(d) { childRanOn.complete(Thread.currentThread()) }
+            awaitStats(pool, "child waits in line") { it.waiting() == 1 || !child.isActive }
+            assertThat(child.isActive).describedAs("child still waiting, not rejected").isTrue()
+            gate.open()
+        }
+        parent.join()
+        assertThat(parent.isCancelled).isFalse()
+        assertThat(pool.isOwnThread(withTimeout(5.seconds) { childRanOn.await() })).isTrue()
+        assertThat(pool.stats().rejected()).isEqualTo(rejectedBefore)
+    }
+
+    // ---- limitedParallelism: at most n, whatever happens to the pool ---------------------------
+
+    /**
+     * Fault 2: `limitedParallelism(n)` never runs more than `n` blocks at once, also when `n` was at
+     * least the pool's capacity and the pool grew afterwards.
+     */
+    @Test
+    fun limitedParallelismNeverRunsMoreThanNAtOnceAfterThePoolGrows() = pools.runBlocking {
+        val pool = pools.pool(2)
+        val view = pool.asCoroutineDispatcher().limitedParallelism(2)
+        pool.resize(6)
+        val inside = AtomicInteger()
+        val most = AtomicInteger()
+        val three = CountDownLatch(3)
+        val jobs = List(6) {
+            launch(view) {
+                most.accumulateAndGet(inside.incrementAndGet(), ::maxOf)
+                three.countDown()
+                // a bounded window in which a third block would be inside with this one, were the view
+                // not bounding at 2; the result never depends on this wait, only the chance to see a fault
+                three.await(100, TimeUnit.MILLISECONDS)
+                inside.decrementAndGet()
+            }
+        }
+        jobs.joinAll()
+        assertThat(most.get()).isEqualTo(2)
+    }
+
+    /** Fault 4: a view lives as long as its pool: after shutdown, termination and reboot it runs again. */
+    @Test
+    fun limitedParallelismViewRunsAgainAfterThePoolIsRebooted() = pools.runBlocking {
+        val pool = pools.pool(2)
+        val view = pool.asCoroutineDispatcher().limitedParallelism(1)
+        assertThat(withContext(view) { pool.isOwnThread() }).isTrue()
+        pool.shutdown()
+        assertThat(pool.awaitTermination(5, TimeUnit.SECONDS)).isTrue()
+        pool.reboot()
+
+        val launched = launch(view) { delay(1) }
+        launched.join()
+        assertThat(launched.isCancelled).describedAs("launched on the view after the reboot").isFalse()
+        assertThat(withContext(view) { delay(1); pool.isOwnThread() }).isTrue()
+    }
+
     // ---- guarantee 7: a due timer is accepted work ----------------------------------------------
 
     /**
@@ -132,5 +250,24 @@ class PoolDispatcherGuaranteesTest {
         assertThat(failures.handled.await(5, TimeUnit.SECONDS)).isTrue()
         awaitStats(pool, "failure seen by the pool's handler") { failures.poolHandler.size == 1 }
         assertThat(failures.poolHandler[0]).hasMessage("boom")
+    }
+
+    // ---- suspected: coroutines sharing one Job --------------------------------------------------
+
+    /**
+     * Two raw coroutines whose contexts hold one `Job` are two coroutines: they run at once, as on
+     * every other dispatcher, instead of one waiting behind the other on one lane (a deadlock when
+     * the first waits for the second).
+     */
+    @Test
+    fun rawCoroutinesSharingOneJobRunConcurrentlyAsOnAnyDispatcher() = pools.runBlocking {
+        val pool = pools.pool(2)
+        val context = Job() + pool.asCoroutineDispatcher()
+        val secondStarted = CountDownLatch(1)
+        val firstSawSecond = CompletableDeferred<Boolean>()
+        suspend { firstSawSecond.complete(secondStarted.await(2, TimeUnit.SECONDS)) }
+            .startCoroutine(Continuation(context) { })
+        suspend { secondStarted.countDown() }.startCoroutine(Continuation(context) { })
+        assertThat(withTimeout(5.seconds) { firstSawSecond.await() }).isTrue()
     }
 }
