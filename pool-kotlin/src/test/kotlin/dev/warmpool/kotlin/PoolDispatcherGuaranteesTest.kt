@@ -20,6 +20,7 @@ import kotlinx.coroutines.joinAll
 import kotlinx.coroutines.launch
 import kotlinx.coroutines.withContext
 import kotlinx.coroutines.withTimeout
+import kotlinx.coroutines.withTimeoutOrNull
 import kotlinx.coroutines.yield
 import org.assertj.core.api.Assertions.assertThat
 import org.junit.jupiter.api.AfterEach
@@ -139,7 +140,8 @@ class PoolDispatcherGuaranteesTest {
             }
         }
         jobs.joinAll()
-        assertThat(most.get()).isEqualTo(2)
+        // the promise is "never more than 2"; 1 means a starved run that saw no overlap (seen 1 in 30)
+        assertThat(most.get()).isBetween(1, 2)
     }
 
     /** Fault 4: a view lives as long as its pool: after shutdown, termination and reboot it runs again. */
@@ -189,6 +191,32 @@ class PoolDispatcherGuaranteesTest {
         assertThat(pool.isOwnThread(resumed)).isTrue()
         job.join()
         assertThat(job.isCancelled).isFalse()
+    }
+
+    /**
+     * Guarantee 7 under `shutdownNow()`: a due `delay` waiting in line is handed back, so it will not
+     * run; its coroutine must still end (cancelled), not wait for ever on a terminated pool. Open: it
+     * hangs (10 of 10 runs), since core tells the adapter nothing when it hands a due timer back.
+     */
+    @Test
+    @Disabled("needs core: a due timer handed back by shutdownNow() keeps its future pending and its CancellationAware task never hears (REPORT-kotlin.md)")
+    fun aDelayThatCameDueBeforeShutdownNowEndsItsCoroutine() = pools.runBlocking {
+        val pool = pools.pool(1)
+        val d = pool.asCoroutineDispatcher()
+        val holding = CountDownLatch(1)
+        val job = launch(d) {
+            pool.enqueue {
+                holding.countDown()
+                CountDownLatch(1).await() // until shutdownNow interrupts it
+            }
+            delay(1)
+        }
+        assertThat(holding.await(5, TimeUnit.SECONDS)).isTrue()
+        awaitStats(pool, "the due timer waits in line") { it.waiting() == 1 }
+        pool.shutdownNow()
+        val ended = withTimeoutOrNull(5.seconds) { job.join() } != null
+        assertThat(ended).describedAs("coroutine ended after shutdownNow").isTrue()
+        assertThat(job.isCancelled).isTrue()
     }
 
     // ---- guarantee 8: failures --------------------------------------------------------------------
