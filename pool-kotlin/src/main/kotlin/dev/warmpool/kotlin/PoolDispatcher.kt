@@ -8,7 +8,9 @@ import java.lang.ref.WeakReference
 import java.util.WeakHashMap
 import java.util.concurrent.ConcurrentHashMap
 import java.util.concurrent.RejectedExecutionException
+import kotlin.coroutines.Continuation
 import kotlin.coroutines.CoroutineContext
+import kotlin.coroutines.jvm.internal.CoroutineStackFrame
 import kotlinx.coroutines.CancellationException
 import kotlinx.coroutines.CoroutineDispatcher
 import kotlinx.coroutines.Dispatchers
@@ -32,16 +34,26 @@ import java.util.concurrent.TimeUnit
  * coroutine changes no ordering; what it buys is the core's admission once: the lane's first task is
  * admitted or rejected like any task, and once admitted the lane is never rejected for being full again
  * (its later tasks wait their turn in line, where a lane holds at most one place). The unit is removed
- * when the job completes.
+ * when the job completes. A job that is not itself a coroutine (a plain `Job()` in the context of raw
+ * coroutines) may be shared by several coroutines at once, so it gets no lane of its own: after its
+ * admission each dispatch takes a fresh admitted lane, and those coroutines run side by side, as on any
+ * dispatcher, instead of one waiting behind the other.
  *
- * **Admitted trees.** Scoping builders (`coroutineScope`, `withTimeout`, `supervisorScope`, a
- * `withContext` on this same dispatcher) run their block as a new job that starts undispatched and is
- * first dispatched on a *resume*; no public API tells such a job from a new child coroutine. So a job
- * whose ancestor already holds a unit of this pool is part of that admitted work and is never rejected:
- * its lane is admitted through the core's explicit admission ([SerialExecutor.executeAdmitted]): the
- * block waits its turn when the pool is full, and is never rejected.
- * Without this, a `withTimeout { channel.receive() }` inside a running pool coroutine could be
- * rejected on resume.
+ * **Family.** This pool's dispatcher and its `limitedParallelism` views share one map of units, so
+ * work admitted through any of them counts as admitted for all (they run on the same threads); each
+ * unit belongs to the dispatcher whose lane it holds.
+ *
+ * **Admitted work.** Scoping builders (`coroutineScope`, `withTimeout`, `supervisorScope`, a
+ * `withContext` on this same dispatcher, also with `NonCancellable` or a `Job()`) run their block as a
+ * new job that starts undispatched inside a running coroutine and is first dispatched on a *resume*;
+ * no public API tells such a job from a new coroutine. A job seen here for the first time is admitted
+ * work, never rejected, when it reaches a job that holds a unit of this family, by either of two
+ * links: its ancestry (`Job.parent`: children and most scopes) or the coroutine stack its block
+ * resumes ([CoroutineStackFrame.callerFrame], which leads from a scope's block back to the suspended
+ * coroutine that called the scope; ancestry stops at `NonCancellable` and `Job()`, the stack does
+ * not). Both links are followed from every job met on the way, so a child launched inside a
+ * `NonCancellable` cleanup is found too. Such a job's lane is admitted through the core's explicit
+ * admission ([SerialExecutor.executeAdmitted]): its block waits its turn when the pool is full.
  *
  * **Rejection.** A rejected first dispatch follows `Executor.asCoroutineDispatcher()`: the job is
  * cancelled with a [CancellationException] whose cause is the [RejectedExecutionException] and the
@@ -57,9 +69,15 @@ internal class PoolDispatcher private constructor(
     /** The pool whose threads run this dispatcher's blocks: [pool], or the pool a view limits. */
     private val root: WorkerPool,
     private val label: String?,
+    /** For a view: the pool's own dispatcher, whose units it shares (and keeps reachable); else null. */
+    family: PoolDispatcher?,
 ) : CoroutineDispatcher(), Delay {
-    /** Jobs of this pool's coroutines, each with its lane; a job leaves when it completes. */
-    private val units = ConcurrentHashMap<Job, CoroutineUnit>()
+    /**
+     * Jobs of the coroutines of this dispatcher's family (the pool's dispatcher and its views), each
+     * with its lane; a job leaves when it completes.
+     */
+    private val units: ConcurrentHashMap<Job, CoroutineUnit> = family?.units ?: ConcurrentHashMap()
+    private val family: PoolDispatcher = family ?: this
 
     override fun dispatch(context: CoroutineContext, block: Runnable) {
         val admission = context[WorkerAdmission]
@@ -73,24 +91,38 @@ internal class PoolDispatcher private constructor(
             return
         }
         val unit = units[job]
-        if (unit != null) {
-            unit.execute(context, block)
-        } else {
-            admit(job, context, block)
+        if (unit == null) admit(job, context, block) else execute(unit, context, block)
+    }
+
+    /** A dispatch of a job that holds a unit: admitted, so only a shut-down pool refuses it. */
+    private fun execute(unit: CoroutineUnit, context: CoroutineContext, block: Runnable) {
+        try {
+            reopening {
+                if (unit.owner === this && unit.isCoroutine) {
+                    unit.lane.execute(block)
+                } else {
+                    // a job shared by raw coroutines, or admitted through another dispatcher of the family
+                    pool.newSerialExecutor().executeAdmitted(block)
+                }
+            }
+        } catch (rejected: RejectedExecutionException) {
+            reject(context, block, rejected)
         }
     }
 
     /** First dispatch of [job] here: gives it a unit whose lane is admitted (or rejected) now. */
     private fun admit(job: Job, context: CoroutineContext, block: Runnable) {
-        val unit = CoroutineUnit(job)
+        val unit = CoroutineUnit(job, this)
         // Registered before the lane runs anything: the coroutine may resume before admit returns.
         val raced = units.putIfAbsent(job, unit)
         if (raced != null) {
-            raced.execute(context, block)
+            execute(raced, context, block)
             return
         }
         try {
-            if (isRunningWork(job, block)) unit.admitInherited(block) else unit.lane.execute(block)
+            reopening {
+                if (isAdmittedWork(job, block)) unit.lane.executeAdmitted(block) else unit.lane.execute(block)
+            }
         } catch (rejected: RejectedExecutionException) {
             units.remove(job, unit)
             reject(context, block, rejected)
@@ -100,17 +132,13 @@ internal class PoolDispatcher private constructor(
     }
 
     /**
-     * Whether a job seen here for the first time is part of work already running, and so is not
-     * rejected (guarantee 6): an ancestor holds a unit of this pool (a child, or a scoping builder
-     * inside admitted work), or this first dispatch resumes a suspended coroutine ([block] is a
-     * [CancellableContinuation]): the job has run already, undispatched, inside code that held a
-     * thread. That second case is `withContext(NonCancellable) { .. }` cleanup (its job's parent is
-     * `NonCancellable`, which has none) and `withContext(Job()) { .. }`, whose ancestry ends at a
-     * job of their own. Its one side effect: a coroutine started with `CoroutineStart.UNDISPATCHED`
-     * by a thread outside the pool is not rejected on its first resume either; it waits its turn.
+     * Whether a job seen here for the first time is part of admitted work of this family, and so is
+     * never rejected (guarantee 6): it reaches a job holding a unit through its ancestry or through
+     * the coroutine stack that [block] resumes (see the class notes). Ancestry alone is tried first: it
+     * allocates nothing and answers for children and most scopes.
      */
-    private fun isRunningWork(job: Job, block: Runnable): Boolean =
-        hasAdmittedAncestor(job) || block is CancellableContinuation<*>
+    private fun isAdmittedWork(job: Job, block: Runnable): Boolean =
+        hasAdmittedAncestor(job) || reachesAdmittedWork(job, block as? CoroutineStackFrame)
 
     @OptIn(ExperimentalCoroutinesApi::class) // Job.parent
     private fun hasAdmittedAncestor(job: Job): Boolean {
@@ -123,12 +151,41 @@ internal class PoolDispatcher private constructor(
     }
 
     /**
+     * Follows ancestry and coroutine stacks together from [job] and [frame]: every job met has its
+     * parent and (for a scope, which is a stack frame too) its caller followed, every frame its job and
+     * its caller. Bounded, so a pathological stack costs a rejection at worst, never a long walk.
+     */
+    @OptIn(ExperimentalCoroutinesApi::class) // Job.parent
+    private fun reachesAdmittedWork(job: Job, frame: CoroutineStackFrame?): Boolean {
+        val jobs = ArrayDeque<Job>()
+        val frames = ArrayDeque<CoroutineStackFrame>()
+        val seen = HashSet<Job>()
+        jobs += job
+        frame?.let(frames::add)
+        repeat(MAX_WALK) {
+            val j = jobs.removeFirstOrNull()
+            if (j != null) {
+                if (seen.add(j)) {
+                    if (j !== job && units.containsKey(j)) return true // job's own unit is being admitted
+                    j.parent?.let(jobs::add)
+                    (j as? CoroutineStackFrame)?.callerFrame?.let(frames::add)
+                }
+            } else {
+                val f = frames.removeFirstOrNull() ?: return false
+                (f as? Continuation<*>)?.context?.get(Job)?.let(jobs::add)
+                f.callerFrame?.let(frames::add)
+            }
+        }
+        return false
+    }
+
+    /**
      * A context without a job (a raw `startCoroutine`) has no identity to admit once: each dispatch
      * is a task of its own, enqueued without blocking and run on the fallback if rejected.
      */
     private fun dispatchJobless(context: CoroutineContext, block: Runnable) {
         try {
-            pool.enqueue(block)
+            reopening { pool.enqueue(block) }
         } catch (rejected: RejectedExecutionException) {
             reject(context, block, rejected)
         }
@@ -144,13 +201,13 @@ internal class PoolDispatcher private constructor(
      */
     private fun dispatchAdmission(context: CoroutineContext, admission: WorkerAdmission, block: Runnable) {
         val job = context[Job] ?: error("withWorker always dispatches with a job")
-        val unit = CoroutineUnit(job)
+        val unit = CoroutineUnit(job, this)
         if (!admission.bind(context, unit.lane, block)) {
             return // withdrawn before it was ever queued
         }
         units[job] = unit
         try {
-            unit.lane.execute(admission.start)
+            reopening { unit.lane.execute(admission.start) }
         } catch (rejected: RejectedExecutionException) {
             units.remove(job, unit)
             admission.rejected(rejected)
@@ -170,7 +227,7 @@ internal class PoolDispatcher private constructor(
      */
     override fun scheduleResumeAfterDelay(timeMillis: Long, continuation: CancellableContinuation<Unit>) {
         val timer = try {
-            pool.schedule(DelayedResume(continuation), timeMillis.coerceAtLeast(0), TimeUnit.MILLISECONDS)
+            reopening { pool.schedule(DelayedResume(continuation), timeMillis.coerceAtLeast(0), TimeUnit.MILLISECONDS) }
         } catch (closed: RejectedExecutionException) {
             // A shut-down pool takes no timer: the delay ends at once with the closed pool as cause.
             continuation.cancel(rejectedBy(closed))
@@ -208,7 +265,7 @@ internal class PoolDispatcher private constructor(
      */
     override fun invokeOnTimeout(timeMillis: Long, block: Runnable, context: CoroutineContext): DisposableHandle {
         val timer = try {
-            pool.schedule(TimeoutTimer(block, context), timeMillis.coerceAtLeast(0), TimeUnit.MILLISECONDS)
+            reopening { pool.schedule(TimeoutTimer(block, context), timeMillis.coerceAtLeast(0), TimeUnit.MILLISECONDS) }
         } catch (closed: RejectedExecutionException) {
             context.cancel(rejectedBy(closed))
             return DisposableHandle { }
@@ -236,6 +293,38 @@ internal class PoolDispatcher private constructor(
         }
     }
 
+    /**
+     * Runs [action] against this dispatcher's pool; if it refuses because the pool is closed, and this
+     * is a view whose parent was rebooted since, reopens the view ([reopenedAfterReboot]) and runs it
+     * again.
+     */
+    private inline fun <T> reopening(action: () -> T): T = try {
+        action()
+    } catch (closed: PoolClosedException) {
+        if (!reopenedAfterReboot()) throw closed
+        action()
+    }
+
+    /**
+     * A view's subpool shuts down with its pool and stays terminated when the pool is rebooted
+     * (core reopens only the pool itself); the view reboots its subpool the first time it is used
+     * on the open pool again, so a view lives as long as its pool. False if this is not a view or the
+     * pool itself is shut down.
+     */
+    private fun reopenedAfterReboot(): Boolean {
+        if (pool === root || root.isShutdown) return false
+        if (pool.isShutdown) {
+            try {
+                pool.reboot()
+            } catch (notTerminated: IllegalStateException) {
+                // a racing call rebooted it first; or the pool is shutting down again (checked below)
+            } catch (closed: RejectedExecutionException) {
+                return false // the pool shut down again meanwhile
+            }
+        }
+        return !pool.isShutdown
+    }
+
     /** The kotlinx convention for a block the pool refused: cancel its coroutine, finish elsewhere. */
     private fun reject(context: CoroutineContext, block: Runnable, cause: RejectedExecutionException) {
         context.cancel(rejectedBy(cause))
@@ -252,23 +341,28 @@ internal class PoolDispatcher private constructor(
             PoolClosedException("pool '${pool.name()}' shut down during a $during"))
 
     /**
-     * [parallelism] >= capacity: this dispatcher. Otherwise a view backed by a core subpool
-     * ([WorkerPool.newSubpool]) of this pool with capacity [parallelism], blocking mode and an
-     * unbounded line: at most [parallelism] blocks run at once, on this pool's threads; a block
-     * beyond that waits in the subpool's FIFO line without a thread, and a block with a seat waits
-     * its turn in this pool's line. Like kotlinx's own views it has no rejection of its own, and it
-     * is not rejected for load by this pool either (only a shut-down pool rejects it). The subpool
-     * lives as long as the view is referenced and closes with this pool.
+     * A view backed by a core subpool ([WorkerPool.newSubpool]) of this pool with capacity
+     * [parallelism], blocking mode and an unbounded line: at most [parallelism] blocks run at once, on
+     * this pool's threads, however the pool is resized later; a block beyond that waits in the
+     * subpool's FIFO line without a thread, and a block with a seat waits its turn in this pool's line.
+     * Like kotlinx's own views it has no rejection of its own, and it is not rejected for load by this
+     * pool either (only a shut-down pool rejects it). The subpool lives as long as the view is
+     * referenced; it closes with this pool and reopens with it ([reopenedAfterReboot]).
+     *
+     * This dispatcher itself only for a [parallelism] no pool can reach (above core's largest
+     * capacity), and, on a view, for one at least the view's own (fixed) bound.
      */
     override fun limitedParallelism(parallelism: Int, name: String?): CoroutineDispatcher {
         require(parallelism >= 1) { "parallelism must be >= 1, was $parallelism" }
-        if (parallelism >= pool.capacity()) return this
+        if (parallelism > MAX_CAPACITY || (pool !== root && parallelism >= pool.capacity())) return this
         val subpool = try {
-            pool.newSubpool(name ?: "${pool.name()}.limitedParallelism($parallelism)", parallelism, false, Int.MAX_VALUE)
+            reopening {
+                pool.newSubpool(name ?: "${pool.name()}.limitedParallelism($parallelism)", parallelism, false, Int.MAX_VALUE)
+            }
         } catch (closed: RejectedExecutionException) {
             return this // a shut-down pool rejects every dispatch anyway, with the same exception
         }
-        return PoolDispatcher(subpool, root, name)
+        return PoolDispatcher(subpool, root, name, family)
     }
 
     /** Whether [interceptor] runs its coroutines on this dispatcher's threads (this pool or a view). */
@@ -280,35 +374,29 @@ internal class PoolDispatcher private constructor(
 
     override fun toString(): String = label ?: pool.toString()
 
-    /** A coroutine's lane; also the completion handler that forgets it. */
-    private inner class CoroutineUnit(private val job: Job) : (Throwable?) -> Unit {
-        val lane: SerialExecutor = pool.newSerialExecutor()
-
-        /** A later dispatch: the lane is admitted, so only a shut-down pool refuses it. */
-        fun execute(context: CoroutineContext, block: Runnable) {
-            try {
-                lane.execute(block)
-            } catch (rejected: RejectedExecutionException) {
-                reject(context, block, rejected)
-            }
-        }
-
-        /**
-         * Admits the lane of a job inside admitted work without rejecting it. The first attempt is
-         * the ordinary one, which succeeds whenever the pool is not full (and then costs nothing
-         * more); a full pool refuses it (counted in `stats().rejected`), and the lane is then
-         * admitted by a delayed task that is cancelled before it can run, so the block waits in line.
-         */
-        fun admitInherited(block: Runnable) {
-            lane.executeAdmitted(block) // waits its turn, or throws if the pool shut down
-        }
+    /**
+     * A coroutine's lane, in the dispatcher that admitted it ([owner]); also the completion handler
+     * that forgets it. A job that is not a coroutine ([isCoroutine] false: raw coroutines may share
+     * it) uses its lane for its admission only.
+     */
+    private class CoroutineUnit(
+        private val job: Job,
+        val owner: PoolDispatcher,
+    ) : (Throwable?) -> Unit {
+        val lane: SerialExecutor = owner.pool.newSerialExecutor()
+        val isCoroutine: Boolean = job is Continuation<*>
 
         override fun invoke(cause: Throwable?) {
-            units.remove(job, this)
+            owner.units.remove(job, this)
         }
     }
 
     companion object {
+        /** Core's largest capacity (`WorkerPool.Builder.capacity`): no pool runs more at once. */
+        private const val MAX_CAPACITY = 131_072
+
+        /** Steps of [reachesAdmittedWork]: far more than scopes nest in practice. */
+        private const val MAX_WALK = 1_000
 
         /** One dispatcher per pool while anything uses it, so that units are shared by all callers. */
         private val instances = WeakHashMap<WorkerPool, WeakReference<PoolDispatcher>>()
@@ -321,7 +409,7 @@ internal class PoolDispatcher private constructor(
             val recent = last?.get()
             if (recent != null && recent.pool === pool) return recent
             val d = synchronized(instances) {
-                instances[pool]?.get() ?: PoolDispatcher(pool, pool, null).also { instances[pool] = WeakReference(it) }
+                instances[pool]?.get() ?: PoolDispatcher(pool, pool, null, null).also { instances[pool] = WeakReference(it) }
             }
             last = WeakReference(d)
             return d

@@ -32,18 +32,21 @@ import kotlinx.coroutines.withContext
  *   admitted, its later dispatches (resumes after `delay`, a channel, `await`, `yield`...) are never
  *   rejected for being full, in either mode: they wait their turn in line, where a coroutine holds at
  *   most one place. Coroutines started inside admitted work (children, and the jobs of
- *   `coroutineScope`, `withTimeout` and friends) belong to it and are not rejected either.
+ *   `coroutineScope`, `withTimeout` and friends, also `withContext(NonCancellable)` cleanup and what it
+ *   launches) belong to it and are not rejected either, whatever path they resume through. Coroutines
+ *   on a `limitedParallelism` view count as admitted work of the pool.
  * - **Rejection** (nonblocking mode with every worker busy, a full line, or a shut-down pool) follows
  *   the convention of `Executor.asCoroutineDispatcher()`: the coroutine is cancelled with a
  *   [CancellationException] whose cause is the [PoolOverloadedException] (or [PoolClosedException])
  *   and finishes on [Dispatchers.IO], so no scope hangs. To get the rejection as an exception instead,
  *   use [withWorker].
  * - `delay` and `withTimeout` resume on the pool's workers.
- * - `limitedParallelism(n)` throws [IllegalArgumentException] for `n < 1`, returns this dispatcher when
- *   `n >= capacity`, and otherwise a view that never runs more than `n` blocks at once: a core subpool
- *   ([WorkerPool.newSubpool]) in blocking mode with an unbounded line, so, like kotlinx's views, it is
- *   not rejected for load (on a nonblocking pool too); only a shut-down pool rejects. A subpool made
- *   with [WorkerPool.newSubpool] works as a dispatcher of its own, with its own mode and rejections.
+ * - `limitedParallelism(n)` throws [IllegalArgumentException] for `n < 1` and otherwise returns a view
+ *   that never runs more than `n` blocks at once, also after the pool is resized (so also for
+ *   `n >= capacity`): a core subpool ([WorkerPool.newSubpool]) in blocking mode with an unbounded line,
+ *   so, like kotlinx's views, it is not rejected for load (on a nonblocking pool too); only a shut-down
+ *   pool rejects. A view reopens when its pool is rebooted. A subpool made with
+ *   [WorkerPool.newSubpool] works as a dispatcher of its own, with its own mode and rejections.
  * - After the pool is shut down, blocks already accepted still run; a coroutine that resumes later is
  *   rejected as above, so it completes (cancelled) and `join()` returns.
  */

@@ -328,13 +328,15 @@ class PoolDispatcherTest {
     // 5. limitedParallelism
 
     @Test
-    fun limitedParallelismChecksItsArgumentAndReturnsThisDispatcherAtCapacity() {
+    fun limitedParallelismChecksItsArgumentAndIsAViewEvenAtCapacity() {
         val d = pools.pool(4).asCoroutineDispatcher()
         assertThatThrownBy { d.limitedParallelism(0) }.isInstanceOf(IllegalArgumentException::class.java)
             .hasMessageContaining("0")
         assertThatThrownBy { d.limitedParallelism(-1) }.isInstanceOf(IllegalArgumentException::class.java)
-        assertThat(d.limitedParallelism(4)).isSameAs(d)
-        assertThat(d.limitedParallelism(5)).isSameAs(d)
+        // a view at or above capacity too: the pool may grow later, the view keeps its bound (issue 21)
+        assertThat(d.limitedParallelism(4)).isNotSameAs(d)
+        assertThat(d.limitedParallelism(5)).isNotSameAs(d)
+        assertThat(d.limitedParallelism(Int.MAX_VALUE)).isSameAs(d) // no pool runs more at once
         val view = d.limitedParallelism(2)
         assertThat(view).isNotSameAs(d)
         assertThat(view.limitedParallelism(2)).isSameAs(view)

@@ -17,12 +17,18 @@ class TestPools : AutoCloseable {
     private val pools = CopyOnWriteArrayList<WorkerPool>()
     private val gates = CopyOnWriteArrayList<Gate>()
 
-    fun pool(capacity: Int, nonblocking: Boolean = false, maxWaiting: Int = 100): WorkerPool =
+    fun pool(
+        capacity: Int,
+        nonblocking: Boolean = false,
+        maxWaiting: Int = 100,
+        configure: WorkerPool.Builder.() -> Unit = {},
+    ): WorkerPool =
         WorkerPool.builder()
             .name("kt" + counter.incrementAndGet())
             .capacity(capacity)
             .nonblocking(nonblocking)
             .maxWaiting(maxWaiting)
+            .apply(configure)
             .build()
             .also(pools::add)
 

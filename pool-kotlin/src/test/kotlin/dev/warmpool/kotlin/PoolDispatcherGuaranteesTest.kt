@@ -1,0 +1,301 @@
+package dev.warmpool.kotlin
+
+import java.util.concurrent.CopyOnWriteArrayList
+import java.util.concurrent.CountDownLatch
+import java.util.concurrent.TimeUnit
+import java.util.concurrent.atomic.AtomicInteger
+import kotlin.coroutines.Continuation
+import kotlin.coroutines.resume
+import kotlin.coroutines.startCoroutine
+import kotlin.coroutines.suspendCoroutine
+import kotlin.time.Duration.Companion.seconds
+import kotlinx.coroutines.CompletableDeferred
+import kotlinx.coroutines.CoroutineExceptionHandler
+import kotlinx.coroutines.CoroutineScope
+import kotlinx.coroutines.Job
+import kotlinx.coroutines.NonCancellable
+import kotlinx.coroutines.SupervisorJob
+import kotlinx.coroutines.delay
+import kotlinx.coroutines.joinAll
+import kotlinx.coroutines.launch
+import kotlinx.coroutines.withContext
+import kotlinx.coroutines.withTimeout
+import kotlinx.coroutines.withTimeoutOrNull
+import kotlinx.coroutines.yield
+import org.assertj.core.api.Assertions.assertThat
+import org.junit.jupiter.api.AfterEach
+import org.junit.jupiter.api.Disabled
+import org.junit.jupiter.api.Test
+import org.junit.jupiter.api.Timeout
+import org.junit.jupiter.params.ParameterizedTest
+import org.junit.jupiter.params.provider.ValueSource
+
+/**
+ * Issue 21 (Kotlin part): each test is named after the promise it protects (DESIGN section 4,
+ * guarantees 6 to 8, and section 6). Waits are latches, deferreds and bounded waits; no sleeps.
+ */
+@Timeout(30)
+class PoolDispatcherGuaranteesTest {
+    private val pools = TestPools()
+
+    @AfterEach
+    fun tearDown() = pools.close()
+
+    // ---- guarantee 6: admission once per coroutine, for every resume path -----------------------
+
+    /**
+     * Fault 1: cleanup under `withContext(NonCancellable)` runs as a job of its own with no admitted
+     * ancestor. However it resumes on a full nonblocking pool (a `yield()`, a plain `suspendCoroutine`
+     * resumed from outside the pool, a child it launches), it is admitted work and waits its turn:
+     * never cancelled, never moved to the fallback, never counted as a rejection.
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = ["yield", "suspendCoroutine", "child launch"])
+    fun cleanupUnderNonCancellableIsNeverRejectedWhateverPathItResumesThrough(path: String) = pools.runBlocking {
+        val pool = pools.pool(1, nonblocking = true, maxWaiting = 0)
+        val d = pool.asCoroutineDispatcher()
+        val rejectedBefore = pool.stats().rejected()
+        val parked = CompletableDeferred<Continuation<Unit>>()
+        val resumedOn = CompletableDeferred<Thread>() // where the code after the resume point ran
+        val cleanup = CompletableDeferred<Job>()
+        val cleanupEnded = CompletableDeferred<Thread>()
+        val job = launch(d) {
+            withContext(NonCancellable) {
+                cleanup.complete(coroutineContext[Job]!!)
+                when (path) {
+                    // the cleanup itself holds the pool's one seat: the pool is full
+                    "yield" -> yield().also { resumedOn.complete(Thread.currentThread()) }
+                    "suspendCoroutine" -> suspendCoroutine { parked.complete(it) }
+                        .also { resumedOn.complete(Thread.currentThread()) }
+                    "child launch" -> launch { resumedOn.complete(Thread.currentThread()) }.join()
+                }
+                cleanupEnded.complete(Thread.currentThread())
+            }
+        }
+        if (path == "suspendCoroutine") {
+            val continuation = parked.await()
+            awaitStats(pool, "cleanup suspended") { it.busy() == 0 }
+            val full = pools.occupy(pool, 1)
+            continuation.resume(Unit) // from the test's thread, while the pool is full
+            awaitStats(pool, "the resume waits in line") { it.waiting() == 1 || resumedOn.isCompleted }
+            assertThat(resumedOn.isCompleted).describedAs("did not run elsewhere meanwhile").isFalse()
+            full.open()
+        }
+        val resumed = withTimeout(5.seconds) { resumedOn.await() }
+        assertThat(pool.isOwnThread(resumed)).describedAs("resumed on %s", resumed.name).isTrue()
+        assertThat(pool.isOwnThread(withTimeout(5.seconds) { cleanupEnded.await() })).isTrue()
+        job.join()
+        assertThat(job.isCancelled).isFalse()
+        assertThat(cleanup.await().isCancelled).describedAs("cleanup cancelled").isFalse()
+        assertThat(pool.stats().rejected()).isEqualTo(rejectedBefore)
+    }
+
+    /**
+     * Fault 3: a coroutine on a `limitedParallelism` view runs on this pool's threads as admitted
+     * work; a child it launches on the pool's own dispatcher belongs to it and waits in line on a full
+     * nonblocking pool, as the child of a coroutine on the pool's dispatcher does.
+     */
+    @Test
+    fun childOnThePoolOfACoroutineOnALimitedParallelismViewWaitsInLineWhenThePoolIsFull() = pools.runBlocking {
+        val pool = pools.pool(2, nonblocking = true)
+        val d = pool.asCoroutineDispatcher()
+        val view = d.limitedParallelism(1)
+        val rejectedBefore = pool.stats().rejected()
+        val childRanOn = CompletableDeferred<Thread>()
+        val parent = launch(view) {
+            val gate = pools.occupy(pool, 1) // with this coroutine's worker, the pool is full
+            val child = launch(d) { childRanOn.complete(Thread.currentThread()) }
+            awaitStats(pool, "child waits in line") { it.waiting() == 1 || !child.isActive }
+            assertThat(child.isActive).describedAs("child still waiting, not rejected").isTrue()
+            gate.open()
+        }
+        parent.join()
+        assertThat(parent.isCancelled).isFalse()
+        assertThat(pool.isOwnThread(withTimeout(5.seconds) { childRanOn.await() })).isTrue()
+        assertThat(pool.stats().rejected()).isEqualTo(rejectedBefore)
+    }
+
+    // ---- limitedParallelism: at most n, whatever happens to the pool ---------------------------
+
+    /**
+     * Fault 2: `limitedParallelism(n)` never runs more than `n` blocks at once, also when `n` was at
+     * least the pool's capacity and the pool grew afterwards.
+     */
+    @Test
+    fun limitedParallelismNeverRunsMoreThanNAtOnceAfterThePoolGrows() = pools.runBlocking {
+        val pool = pools.pool(2)
+        val view = pool.asCoroutineDispatcher().limitedParallelism(2)
+        pool.resize(6)
+        val inside = AtomicInteger()
+        val most = AtomicInteger()
+        val three = CountDownLatch(3)
+        val jobs = List(6) {
+            launch(view) {
+                most.accumulateAndGet(inside.incrementAndGet(), ::maxOf)
+                three.countDown()
+                // a bounded window in which a third block would be inside with this one, were the view
+                // not bounding at 2; the result never depends on this wait, only the chance to see a fault
+                three.await(100, TimeUnit.MILLISECONDS)
+                inside.decrementAndGet()
+            }
+        }
+        jobs.joinAll()
+        // the promise is "never more than 2"; 1 means a starved run that saw no overlap (seen 1 in 30)
+        assertThat(most.get()).isBetween(1, 2)
+    }
+
+    /** Fault 4: a view lives as long as its pool: after shutdown, termination and reboot it runs again. */
+    @Test
+    fun limitedParallelismViewRunsAgainAfterThePoolIsRebooted() = pools.runBlocking {
+        val pool = pools.pool(2)
+        val view = pool.asCoroutineDispatcher().limitedParallelism(1)
+        assertThat(withContext(view) { pool.isOwnThread() }).isTrue()
+        pool.shutdown()
+        assertThat(pool.awaitTermination(5, TimeUnit.SECONDS)).isTrue()
+        pool.reboot()
+
+        val launched = launch(view) { delay(1) }
+        launched.join()
+        assertThat(launched.isCancelled).describedAs("launched on the view after the reboot").isFalse()
+        assertThat(withContext(view) { delay(1); pool.isOwnThread() }).isTrue()
+    }
+
+    // ---- guarantee 7: a due timer is accepted work ----------------------------------------------
+
+    /**
+     * Fault 5: a `delay` that came due before a graceful `shutdown()` is an accepted task waiting in
+     * line: it runs under shutdown and its coroutine goes on, instead of being cancelled.
+     */
+    @Test
+    fun aDelayThatCameDueBeforeAGracefulShutdownResumesItsCoroutine() = pools.runBlocking {
+        val pool = pools.pool(1)
+        val d = pool.asCoroutineDispatcher()
+        val holding = CountDownLatch(1)
+        val release = CountDownLatch(1)
+        val resumedOn = CompletableDeferred<Thread>()
+        val job = launch(d) {
+            // queued while this coroutine holds the one seat; takes it when the delay suspends, so the
+            // timer, once due, waits in line behind it
+            pool.enqueue {
+                holding.countDown()
+                release.await()
+            }
+            delay(1)
+            resumedOn.complete(Thread.currentThread())
+        }
+        assertThat(holding.await(5, TimeUnit.SECONDS)).isTrue()
+        awaitStats(pool, "the due timer waits in line") { it.waiting() == 1 }
+        pool.shutdown()
+        release.countDown()
+        val resumed = withTimeout(5.seconds) { resumedOn.await() }
+        assertThat(pool.isOwnThread(resumed)).isTrue()
+        job.join()
+        assertThat(job.isCancelled).isFalse()
+    }
+
+    /**
+     * Guarantee 7 under `shutdownNow()`: a due `delay` waiting in line is handed back, so it will not
+     * run; its coroutine must still end (cancelled), not wait for ever on a terminated pool. Open: it
+     * hangs (10 of 10 runs), since core tells the adapter nothing when it hands a due timer back.
+     */
+    @Test
+    @Disabled("needs core: a due timer handed back by shutdownNow() keeps its future pending and its CancellationAware task never hears (REPORT-kotlin.md)")
+    fun aDelayThatCameDueBeforeShutdownNowEndsItsCoroutine() = pools.runBlocking {
+        val pool = pools.pool(1)
+        val d = pool.asCoroutineDispatcher()
+        val holding = CountDownLatch(1)
+        val job = launch(d) {
+            pool.enqueue {
+                holding.countDown()
+                CountDownLatch(1).await() // until shutdownNow interrupts it
+            }
+            delay(1)
+        }
+        assertThat(holding.await(5, TimeUnit.SECONDS)).isTrue()
+        awaitStats(pool, "the due timer waits in line") { it.waiting() == 1 }
+        pool.shutdownNow()
+        val ended = withTimeoutOrNull(5.seconds) { job.join() } != null
+        assertThat(ended).describedAs("coroutine ended after shutdownNow").isTrue()
+        assertThat(job.isCancelled).isTrue()
+    }
+
+    // ---- guarantee 8: failures --------------------------------------------------------------------
+
+    private class Failures {
+        val handler = CopyOnWriteArrayList<Throwable>()
+        val uncaught = CopyOnWriteArrayList<Throwable>()
+        val poolHandler = CopyOnWriteArrayList<Throwable>()
+        val handled = CountDownLatch(1)
+        val exceptionHandler = CoroutineExceptionHandler { _, e ->
+            handler += e
+            handled.countDown()
+        }
+    }
+
+    /** Worker threads whose uncaught-exception handler records what reaches it. */
+    private fun recordingThreads(failures: Failures) = java.util.concurrent.ThreadFactory { r ->
+        Thread(r).apply {
+            isDaemon = true
+            setUncaughtExceptionHandler { _, e -> failures.uncaught += e }
+        }
+    }
+
+    @Test
+    fun aCoroutineThatThrowsIsReportedOnceByDefaultThroughItsExceptionHandler() = pools.runBlocking {
+        val failures = Failures()
+        val pool = pools.pool(1) { threadFactory(recordingThreads(failures)) }
+        val scope = CoroutineScope(SupervisorJob() + pool.asCoroutineDispatcher() + failures.exceptionHandler)
+        scope.launch { throw IllegalStateException("boom") }.join()
+        assertThat(failures.handled.await(5, TimeUnit.SECONDS)).isTrue()
+        scope.launch { }.join() // one more task on the same worker: any late report would be in by now
+        assertThat(failures.handler).hasSize(1)
+        assertThat(failures.uncaught).describedAs("no second report by the pool").isEmpty()
+    }
+
+    /**
+     * Fault 6 (open): kotlinx catches a coroutine's exception inside the block, so the pool never sees
+     * a task throw, and core offers no way to count a failure without reporting it again.
+     */
+    @Test
+    @Disabled("needs core: a way to count an adapter's failure in stats().failed without reporting it (REPORT-kotlin.md)")
+    fun aCoroutineThatThrowsIsCountedInFailed() = pools.runBlocking {
+        val failures = Failures()
+        val pool = pools.pool(1)
+        val scope = CoroutineScope(SupervisorJob() + pool.asCoroutineDispatcher() + failures.exceptionHandler)
+        scope.launch { throw IllegalStateException("boom") }.join()
+        assertThat(failures.handled.await(5, TimeUnit.SECONDS)).isTrue()
+        awaitStats(pool, "failure counted") { it.failed() == 1L }
+    }
+
+    /** Fault 6 (open): the adapter cannot tell an explicitly set failure handler from the default. */
+    @Test
+    @Disabled("needs core: a way to pass a failure to an explicitly set failure handler only (REPORT-kotlin.md)")
+    fun anExplicitFailureHandlerSeesEveryCoroutineFailure() = pools.runBlocking {
+        val failures = Failures()
+        val pool = pools.pool(1) { failureHandler { _, e -> failures.poolHandler += e } }
+        val scope = CoroutineScope(SupervisorJob() + pool.asCoroutineDispatcher() + failures.exceptionHandler)
+        scope.launch { throw IllegalStateException("boom") }.join()
+        assertThat(failures.handled.await(5, TimeUnit.SECONDS)).isTrue()
+        awaitStats(pool, "failure seen by the pool's handler") { failures.poolHandler.size == 1 }
+        assertThat(failures.poolHandler[0]).hasMessage("boom")
+    }
+
+    // ---- suspected: coroutines sharing one Job --------------------------------------------------
+
+    /**
+     * Two raw coroutines whose contexts hold one `Job` are two coroutines: they run at once, as on
+     * every other dispatcher, instead of one waiting behind the other on one lane (a deadlock when
+     * the first waits for the second).
+     */
+    @Test
+    fun rawCoroutinesSharingOneJobRunConcurrentlyAsOnAnyDispatcher() = pools.runBlocking {
+        val pool = pools.pool(2)
+        val context = Job() + pool.asCoroutineDispatcher()
+        val secondStarted = CountDownLatch(1)
+        val firstSawSecond = CompletableDeferred<Boolean>()
+        suspend { firstSawSecond.complete(secondStarted.await(2, TimeUnit.SECONDS)) }
+            .startCoroutine(Continuation(context) { })
+        suspend { secondStarted.countDown() }.startCoroutine(Continuation(context) { })
+        assertThat(withTimeout(5.seconds) { firstSawSecond.await() }).isTrue()
+    }
+}
