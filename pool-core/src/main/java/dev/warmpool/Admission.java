@@ -280,7 +280,7 @@ final class Admission implements TaskEnvelope.Owner {
 
   /** The entry left the line: its deadline timer goes (it would find the entry gone anyway). */
   private static void disarm(TaskEnvelope e) {
-    Expiry x = e.expiry;
+    SharedTimer.Task x = e.expiry;
     if (x != null) {
       e.expiry = null;
       SharedTimer.INSTANCE.cancel(x);
@@ -332,7 +332,7 @@ final class Admission implements TaskEnvelope.Owner {
           throw closed();
         }
         if (s == TaskEnvelope.EXPIRED) {
-          Expiry x = e.expiry;
+          Expiry x = (Expiry) e.expiry;
           throw x != null ? x.failure() : new PoolOverloadedException(description
               + " is overloaded: the task waited in line past its deadline");
         }

@@ -106,7 +106,7 @@ class TaskEnvelope implements TaskHandle {
   /** The thread running the task: written before the CAS to STARTED, which publishes it. */
   private Thread runner;
   /** Its line-deadline timer while it waits in line with a deadline; else null. */
-  volatile Admission.Expiry expiry;
+  volatile SharedTimer.Task expiry;
   /** Links in the waiting line; accessed only under the line's lock. */
   TaskEnvelope prev;
   TaskEnvelope next;
