@@ -620,7 +620,7 @@ final class Engine {
         first.handBack(arg, out);
         host.releaseSeat();
       }
-      SerialLane lane = w.lane;
+      Worker.Draining lane = w.lane;
       if (lane != null) {
         lane.handBackQueued(out);
       }

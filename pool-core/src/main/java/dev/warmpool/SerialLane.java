@@ -40,7 +40,7 @@ import java.util.function.Function;
  * lane's entry (its one place in the pool), so a closed lane holds no place under
  * {@code maxWaiting}; a carrier already started by a worker just finds the queue empty.
  */
-final class SerialLane implements SerialExecutor {
+final class SerialLane implements SerialExecutor, Worker.Draining {
   /** Tasks a lane runs before yielding its worker, if others wait in line. */
   static final int BUDGET = 128;
 
@@ -474,7 +474,8 @@ final class SerialLane implements SerialExecutor {
   }
 
   /** For shutdownNow: hands back the tasks queued in this lane. */
-  void handBackQueued(List<Runnable> out) {
+  @Override
+  public void handBackQueued(List<Runnable> out) {
     for (Runnable t; (t = queue.poll()) != null; ) {
       out.add(DecoratedTask.original(t)); // as submitted
     }

@@ -2,6 +2,7 @@ package dev.warmpool;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.util.List;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -91,7 +92,12 @@ final class Worker extends TaskSlot implements Runnable {
   /** Written only under the idle stack's lock, when the worker is pushed. */
   long lastUsed;
   /** The lane this worker is draining, or null; read by shutdownNow to hand back its queue. */
-  volatile SerialLane lane;
+  volatile Draining lane;
+
+  /** What a worker drains (a serial lane): shutdownNow hands back what it still holds. */
+  interface Draining {
+    void handBackQueued(List<Runnable> out);
+  }
 
   /** A worker that starts with {@code kind}/{@code arg} (holding its seat), or with nothing. */
   Worker(Engine engine, TaskKind kind, Object arg) {
