@@ -1,12 +1,20 @@
 package dev.warmpool;
 
+import java.util.IdentityHashMap;
+import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.RejectedExecutionException;
 
 /**
  * Thrown at the submitting call when a pool cannot take a task because every seat is taken: in
  * nonblocking mode at once, in blocking mode when the waiting line already holds {@code maxWaiting}
- * entries. The task was not accepted and will never run. The message names the pool (or subpool),
- * its capacity and the number of tasks running.
+ * entries; or delivered when a task waited in line past its deadline ({@code maxWaitInLine}). The
+ * task was not accepted (or never ran) and will never run. The message names the pool (or
+ * subpool), its capacity and the number of tasks running or waiting.
+ *
+ * <p>Adapters deliver it wrapped (Reactor wraps a rejection in a {@code RejectedExecutionException}
+ * or {@code Exceptions.propagate}); {@link #findIn(Throwable)} finds it in one call, for example to
+ * answer 503 in a web handler.
  */
 public class PoolOverloadedException extends RejectedExecutionException {
   private static final long serialVersionUID = 1L;
@@ -14,6 +22,32 @@ public class PoolOverloadedException extends RejectedExecutionException {
   /** Creates the exception with the given message. */
   public PoolOverloadedException(String message) {
     super(message);
+  }
+
+  /**
+   * The first {@code PoolOverloadedException} in {@code failure}'s cause chain (the failure itself
+   * included, and suppressed exceptions), or empty. Cycles in the chain are tolerated.
+   *
+   * @param failure any throwable, or null (then empty)
+   */
+  public static Optional<PoolOverloadedException> findIn(Throwable failure) {
+    Set<Throwable> seen = java.util.Collections.newSetFromMap(new IdentityHashMap<>());
+    return find(failure, seen);
+  }
+
+  private static Optional<PoolOverloadedException> find(Throwable t, Set<Throwable> seen) {
+    for (; t != null && seen.add(t); t = t.getCause()) {
+      if (t instanceof PoolOverloadedException p) {
+        return Optional.of(p);
+      }
+      for (Throwable s : t.getSuppressed()) {
+        Optional<PoolOverloadedException> found = find(s, seen);
+        if (found.isPresent()) {
+          return found;
+        }
+      }
+    }
+    return Optional.empty();
   }
 
   /** Returns this exception without recording a stack trace. */
