@@ -40,6 +40,9 @@ import java.util.function.ToDoubleFunction;
  *   <tr><td>{@code warmpool.submitted}</td><td>function counter</td><td>tasks</td><td>{@code submitted}</td></tr>
  *   <tr><td>{@code warmpool.failed}</td><td>function counter</td><td>tasks</td><td>{@code failed}</td></tr>
  *   <tr><td>{@code warmpool.rejected}</td><td>function counter</td><td>tasks</td><td>{@code rejected}</td></tr>
+ *   <tr><td>{@code warmpool.expired}</td><td>function counter</td><td>tasks</td>
+ *       <td>{@code expired}: entries that left the waiting line unrun past their line deadline
+ *       ({@code maxWaitInLine}, {@code enqueue(task, maxWait)})</td></tr>
  *   <tr><td>{@code warmpool.waiting}</td><td>gauge</td><td>tasks</td>
  *       <td>{@code waiting} (the same figure as {@code executor.queued}, under warmpool's word)</td></tr>
  *   <tr><td>{@code warmpool.idle}</td><td>gauge</td><td>threads</td><td>{@code idle}</td></tr>
@@ -103,6 +106,9 @@ public final class WorkerPoolMetrics implements MeterBinder {
     counter(registry, sampler, "warmpool.failed", "tasks", "Tasks that threw", PoolStats::failed);
     counter(registry, sampler, "warmpool.rejected", "tasks",
         "Calls refused because the pool was full or closed", PoolStats::rejected);
+    counter(registry, sampler, "warmpool.expired", "tasks",
+        "Entries that left the waiting line unrun because they waited past their line deadline",
+        PoolStats::expired);
     gauge(registry, sampler, "warmpool.waiting", "tasks", "Entries in the waiting line", PoolStats::waiting);
     gauge(registry, sampler, "warmpool.idle", "threads", "Workers parked idle", PoolStats::idle);
     counter(registry, sampler, "warmpool.workers.started", "threads", "Worker threads started",

@@ -76,6 +76,7 @@ class WorkerPoolMetricsTest {
     assertThat(counter("warmpool.submitted")).isEqualTo(9);     // 5 + 1 + 2 + the one in line
     assertThat(counter("warmpool.failed")).isEqualTo(1);
     assertThat(counter("warmpool.rejected")).isEqualTo(2);
+    assertThat(counter("warmpool.expired")).isZero();
     assertThat(gauge("warmpool.waiting")).isEqualTo(1);
     assertThat(gauge("warmpool.idle")).isZero();
     assertThat(counter("warmpool.workers.started")).isEqualTo(2);
@@ -108,7 +109,7 @@ class WorkerPoolMetricsTest {
     WorkerPool pool = WorkerPool.builder().name("metrics").capacity(1).build();
     new WorkerPoolMetrics(pool, Tags.of("app", "shop")).bindTo(registry);
 
-    assertThat(registry.getMeters()).hasSize(13).allSatisfy(m -> {
+    assertThat(registry.getMeters()).hasSize(14).allSatisfy(m -> {
       assertThat(m.getId().getTag("name")).isEqualTo("metrics");
       assertThat(m.getId().getTag("app")).isEqualTo("shop");
     });
@@ -119,7 +120,45 @@ class WorkerPoolMetricsTest {
     assertThat(registry.get("executor.queued").meter().getId().getBaseUnit()).isEqualTo("tasks");
     assertThat(registry.get("executor.pool.size").meter().getId().getBaseUnit()).isEqualTo("threads");
     assertThat(registry.get("executor.pool.max").meter().getId().getBaseUnit()).isEqualTo("threads");
+    assertThat(registry.get("warmpool.expired").meter().getId().getType()).isEqualTo(Meter.Type.COUNTER);
+    assertThat(registry.get("warmpool.expired").meter().getId().getBaseUnit()).isEqualTo("tasks");
     pool.shutdownNow();
+  }
+
+  @Test
+  void expiredCountsEntriesThatWaitedPastTheirLineDeadline() throws Exception {
+    WorkerPool pool = WorkerPool.builder().name("metrics").capacity(1)
+        .maxWaitInLine(Duration.ofMillis(50)).build();
+    new WorkerPoolMetrics(pool, Tags.of("app", "shop"), clock::get).bindTo(registry);
+    CountDownLatch running = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    try {
+      pool.execute(() -> {
+        running.countDown();
+        awaitQuietly(release);
+      });
+      assertThat(running.await(10, SECONDS)).isTrue();
+      var byPool = pool.enqueue(() -> { });                         // the pool's maxWaitInLine
+      var byTask = pool.enqueue(() -> { }, Duration.ofMillis(20));  // its own deadline
+      long deadline = System.nanoTime() + SECONDS.toNanos(10);
+      while (!(byPool.isExpired() && byTask.isExpired()) && System.nanoTime() < deadline) {
+        Thread.sleep(5);
+      }
+      assertThat(byPool.isExpired()).isTrue();
+      assertThat(byTask.isExpired()).isTrue();
+
+      nextScrape();
+      assertThat(counter("warmpool.expired")).isEqualTo(2);
+      assertThat(counter("warmpool.submitted")).as("an expired task leaves submitted").isEqualTo(1);
+      assertThat(counter("warmpool.rejected")).isZero();
+      assertThat(gauge("warmpool.waiting")).isZero();
+      FunctionCounter expired = registry.get("warmpool.expired").functionCounter();
+      assertThat(expired.getId().getTag("name")).isEqualTo("metrics");
+      assertThat(expired.getId().getTag("app")).isEqualTo("shop");
+    } finally {
+      release.countDown();
+      pool.shutdownNow();
+    }
   }
 
   @Test

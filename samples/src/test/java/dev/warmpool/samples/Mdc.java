@@ -1,0 +1,33 @@
+package dev.warmpool.samples;
+
+import java.util.Map;
+import org.slf4j.MDC;
+
+// The README's MDC recipe, verbatim between the tags (ReadmeRecipesTest checks that it is).
+// tag::mdc-decorator[]
+/** A task decorator: the task runs with its submitter's MDC; the worker's own MDC is put back after. */
+final class Mdc {
+  private Mdc() {}
+
+  static Runnable withMdc(Runnable task) {
+    Map<String, String> submitter = MDC.getCopyOfContextMap(); // on the submitting thread
+    return () -> {
+      Map<String, String> worker = MDC.getCopyOfContextMap();  // on the pool's worker
+      set(submitter);
+      try {
+        task.run();
+      } finally {
+        set(worker);
+      }
+    };
+  }
+
+  private static void set(Map<String, String> context) {
+    if (context == null) {
+      MDC.clear();
+    } else {
+      MDC.setContextMap(context);
+    }
+  }
+}
+// end::mdc-decorator[]
