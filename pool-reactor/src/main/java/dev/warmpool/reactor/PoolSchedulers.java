@@ -66,11 +66,10 @@ import reactor.core.scheduler.Scheduler;
  *
  * <h2>Failures</h2>
  * A task that throws does not harm the pool. Immediate, delayed and periodic tasks alike (DESIGN
- * guarantee 8): the failure counts in the pool's {@code stats().failed()}, goes to the pool's failure
- * handler (by default the worker thread's uncaught-exception handler; a handler set on the builder
- * sees every failure) and once to the hook set with
- * {@link reactor.core.scheduler.Schedulers#onHandleError}, as on Reactor's own schedulers. A periodic
- * task keeps running after a failed run.
+ * guarantee 8): the failure counts in the pool's {@code stats().failed()} and is reported once, as
+ * on Reactor's own schedulers: to the worker thread's uncaught-exception handler and the hook set
+ * with {@link reactor.core.scheduler.Schedulers#onHandleError}. A failure handler set on the pool's
+ * builder sees every failure instead. A periodic task keeps running after a failed run.
  *
  * <h2>Disposal</h2>
  * {@link Scheduler#dispose()} makes this scheduler and its workers reject new work; its tasks that

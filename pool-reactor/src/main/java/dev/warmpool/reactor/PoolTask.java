@@ -1,6 +1,7 @@
 package dev.warmpool.reactor;
 
 import dev.warmpool.CancellationAware;
+import dev.warmpool.FailureAware;
 import dev.warmpool.TaskHandle;
 import java.util.concurrent.Delayed;
 import java.util.concurrent.Future;
@@ -38,12 +39,15 @@ import reactor.core.Disposable;
  * {@code dispose()} for PENDING -> CANCELLED, else from the run.
  *
  * <h2>Failures</h2>
- * A run's exception goes once to {@code Schedulers.onHandleError} and is then rethrown to the pool
- * (or lane, or timer future, which rethrows it on the worker), which counts it as failed and passes
- * it to its failure handler: one rule for immediate, delayed and periodic tasks (guarantee 8). A
- * periodic task re-arms itself first, since core's periodic schedule ends with a failed run.
+ * A run's exception propagates to the pool (or lane, or timer future, which rethrows it on the
+ * worker), which counts it as failed and, as the task is a {@link FailureAware}, hands it to
+ * {@link #onFailure}: Reactor's error path ({@code Schedulers.onHandleError}), once. A failure
+ * handler set on the pool's builder gets it instead (guarantee 8). One rule for immediate, delayed
+ * and periodic tasks. A failed periodic run re-arms the task first: Reactor's periodic tasks survive
+ * a failed run (its {@code PeriodicSchedulerTask} and {@code PeriodicWorkerTask} catch and report),
+ * while core's periodic schedule, as {@code ScheduledExecutorService} requires, ends with it.
  */
-final class PoolTask implements CancellationAware, Disposable {
+final class PoolTask implements CancellationAware, FailureAware, Disposable {
 
   /** Core's periodic schedule: on the pool, or on a worker's lane. */
   interface Periodic {
@@ -146,14 +150,19 @@ final class PoolTask implements CancellationAware, Disposable {
       again = false;
     }
     if (failure != null) {
-      HandleErrorHook.call(failure); // Schedulers.onHandleError, as Reactor's schedulers
       if (again) {
         rearmAfterFailure();
       }
-      // To the pool: its failure handler reports it and stats().failed counts it (guarantee 8),
-      // for a timed task too, whose core timer future rethrows it on the worker.
+      // To the pool, which counts it and calls onFailure (guarantee 8); a timed task's core timer
+      // future rethrows it on the worker.
       throw PoolTask.<RuntimeException>sneaky(failure);
     }
+  }
+
+  /** The run threw and the pool has no failure handler of its own: Reactor's error path. */
+  @Override
+  public void onFailure(Throwable failure) {
+    HandleErrorHook.call(failure);
   }
 
   /**
