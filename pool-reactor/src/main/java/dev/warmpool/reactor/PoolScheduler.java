@@ -1,6 +1,5 @@
 package dev.warmpool.reactor;
 
-import dev.warmpool.CancellationAware;
 import dev.warmpool.PoolOverloadedException;
 import dev.warmpool.WorkerPool;
 import java.util.Objects;
@@ -11,6 +10,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.concurrent.atomic.AtomicLongFieldUpdater;
+import java.util.concurrent.atomic.AtomicReference;
 import reactor.core.Disposable;
 import reactor.core.Scannable;
 import reactor.core.publisher.Mono;
@@ -73,8 +73,11 @@ final class PoolScheduler implements Scheduler, Scannable, PoolTask.Periodic {
   /** Delayed and periodic tasks not yet ended, direct or of a worker: cancelled by dispose(). */
   private final Set<PoolTask> timed = ConcurrentHashMap.newKeySet();
   private final Sinks.Empty<Void> terminated = Sinks.empty();
-  /** The pool's shutdown watch while disposing a scheduler over a shared pool; see watchPool(). */
-  private volatile Future<?> watch;
+  /**
+   * This scheduler as seen by the shared pool's termination callback while disposing; cleared once
+   * quiescent, so that the pool does not keep a disposed scheduler reachable. See watchPool().
+   */
+  private volatile AtomicReference<PoolScheduler> watch;
 
   PoolScheduler(WorkerPool pool, boolean owned) {
     this.pool = Objects.requireNonNull(pool, "pool must not be null");
@@ -272,39 +275,30 @@ final class PoolScheduler implements Scheduler, Scannable, PoolTask.Periodic {
 
   /**
    * Lets a disposal end when the pool terminates with tasks of ours that will never run: those that
-   * the pool's {@code shutdownNow()} handed back to its owner. Core offers no termination callback,
-   * so a timer that never comes due stands in: the pool's shutdown cancels it, and then a thread
-   * waits for the termination (only then, and only until it). Cancelled once quiescent.
+   * the pool's {@code shutdownNow()} handed back to its owner (guarantee 4). At once if the pool
+   * has terminated already.
    */
   private void watchPool() {
     if (owned || active == 0 || !WATCHING.compareAndSet(this, 0, 1)) {
       return; // owned: shut down by this scheduler, after its tasks; no task: nothing to wait for
     }
-    try {
-      Future<?> w = pool.schedule(new PoolWatch(), Long.MAX_VALUE, TimeUnit.NANOSECONDS);
-      watch = w;
-      if (quiesced != 0) {
-        w.cancel(false);
-      }
-    } catch (RejectedExecutionException shutDown) {
-      afterTermination(this::quiesced);
+    AtomicReference<PoolScheduler> self = new AtomicReference<>(this);
+    watch = self;
+    if (quiesced != 0) {
+      return;
     }
+    pool.whenTerminated().thenRun(() -> {
+      PoolScheduler s = self.getAndSet(null);
+      if (s != null) {
+        s.quiesced();
+      }
+    });
   }
 
-  /** A timer that never comes due: cancelled by the pool's shutdown, or by this scheduler's end. */
-  private final class PoolWatch implements CancellationAware {
-    @Override
-    public void run() {}
-
-    @Override
-    public void onCancel() {
-      if (quiesced == 0 && pool.isShutdown()) {
-        afterTermination(PoolScheduler.this::quiesced);
-      }
-    }
-  }
-
-  /** Runs {@code then} once the pool has terminated: at once, or on a thread that waits for it. */
+  /**
+   * Runs {@code then} once the owned pool has terminated and its worker threads have ended, as
+   * Reactor's own schedulers complete a graceful disposal: at once, or on a thread that waits.
+   */
   private void afterTermination(Runnable then) {
     if (pool.isTerminated()) {
       then.run();
@@ -330,9 +324,9 @@ final class PoolScheduler implements Scheduler, Scannable, PoolTask.Periodic {
       return;
     }
     if (!owned) {
-      Future<?> w = watch;
+      AtomicReference<PoolScheduler> w = watch;
       if (w != null) {
-        w.cancel(false);
+        w.set(null);
       }
       terminated.tryEmitEmpty();
       return;
