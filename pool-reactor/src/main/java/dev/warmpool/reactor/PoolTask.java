@@ -135,9 +135,6 @@ final class PoolTask implements CancellationAware, FailureAware, Disposable {
     if (!start()) {
       return;
     }
-    if (timed && worker != null) {
-      worker.admittedByTimer(); // guarantee 6
-    }
     Throwable failure = null;
     try {
       task.run();
