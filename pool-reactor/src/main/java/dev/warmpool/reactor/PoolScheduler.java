@@ -2,6 +2,8 @@ package dev.warmpool.reactor;
 
 import dev.warmpool.PoolOverloadedException;
 import dev.warmpool.WorkerPool;
+import java.time.Duration;
+import java.time.temporal.ChronoUnit;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -63,6 +65,9 @@ final class PoolScheduler implements Scheduler, Scannable, PoolTask.Periodic {
   private static final AtomicIntegerFieldUpdater<PoolScheduler> WATCHING =
       AtomicIntegerFieldUpdater.newUpdater(PoolScheduler.class, "watching");
 
+  /** A line deadline that never comes: a zero delay is a timer, which never expires in line. */
+  private static final Duration NO_LINE_DEADLINE = ChronoUnit.FOREVER.getDuration();
+
   final WorkerPool pool;
   private final boolean owned;
 
@@ -89,14 +94,19 @@ final class PoolScheduler implements Scheduler, Scannable, PoolTask.Periodic {
 
   @Override
   public Disposable schedule(Runnable task) {
-    return scheduleNow(Schedulers.onSchedule(requireTask(task)));
+    Runnable source = requireTask(task);
+    return scheduleNow(source, Schedulers.onSchedule(source), false);
   }
 
-  private Disposable scheduleNow(Runnable decorated) {
-    PoolTask t = new PoolTask(decorated, this, null, false);
+  /**
+   * An immediate task; in blocking mode it may wait in line, under the pool's line deadline unless
+   * it is a {@code timer} (a delay {@code <= 0}), which is never refused for load (guarantee 7).
+   */
+  private Disposable scheduleNow(Runnable source, Runnable decorated, boolean timer) {
+    PoolTask t = new PoolTask(source, decorated, this, null, false);
     enter();
     try {
-      t.setHandle(pool.enqueue(t));
+      t.setHandle(timer ? pool.enqueue(t, NO_LINE_DEADLINE) : pool.enqueue(t));
     } catch (RuntimeException rejected) {
       t.cancelIfPending();
       throw rejected;
@@ -107,15 +117,16 @@ final class PoolScheduler implements Scheduler, Scannable, PoolTask.Periodic {
   @Override
   public Disposable schedule(Runnable task, long delay, TimeUnit unit) {
     Objects.requireNonNull(unit, "unit must not be null");
-    Runnable decorated = Schedulers.onSchedule(requireTask(task));
+    Runnable source = requireTask(task);
+    Runnable decorated = Schedulers.onSchedule(source);
     if (delay <= 0) {
       try {
-        return scheduleNow(decorated);
+        return scheduleNow(source, decorated, true);
       } catch (PoolOverloadedException full) {
         delay = 0; // a timer is never refused for load (guarantee 7): due now, it waits its turn
       }
     }
-    PoolTask t = new PoolTask(decorated, this, null, true);
+    PoolTask t = new PoolTask(source, decorated, this, null, true);
     enterTimed(t);
     try {
       t.setFuture(pool.schedule(t, delay, unit));

@@ -56,7 +56,11 @@ import reactor.core.scheduler.Scheduler;
  * <ul>
  *   <li>Nonblocking pool, every worker busy: {@link PoolOverloadedException} for immediate work.</li>
  *   <li>Blocking pool: work waits in the pool's waiting line without holding a thread;
- *       {@link PoolOverloadedException} only if that line is full.</li>
+ *       {@link PoolOverloadedException} only if that line is full. With the pool's
+ *       {@code maxWaitInLine}, a direct task ({@code subscribeOn} of a callable, {@code publishOn}
+ *       of a {@code Mono}) that waits longer is refused later, the same way: its subscriber gets
+ *       {@code onError} (a {@code RejectedExecutionException} caused by a
+ *       {@link PoolOverloadedException}). Worker tasks and timers never expire.</li>
  *   <li>A worker is admitted once, on its first task to run (immediate, or a timer that came due):
  *       afterwards its tasks wait their turn and are never rejected for a full pool, so a stream
  *       that started keeps going. A zero delay is a timer too: never refused for load.</li>

@@ -37,7 +37,8 @@ final class PoolWorker implements Scheduler.Worker, Scannable, PoolTask.Periodic
 
   @Override
   public Disposable schedule(Runnable task) {
-    return scheduleNow(Schedulers.onSchedule(PoolScheduler.requireTask(task)));
+    Runnable source = PoolScheduler.requireTask(task);
+    return scheduleNow(source, Schedulers.onSchedule(source));
   }
 
   /**
@@ -45,8 +46,8 @@ final class PoolWorker implements Scheduler.Worker, Scannable, PoolTask.Periodic
    * timer of it came due, which is admitted work), core never rejects it for load again
    * (guarantee 6).
    */
-  private Disposable scheduleNow(Runnable decorated) {
-    PoolTask t = new PoolTask(decorated, parent, this, false);
+  private Disposable scheduleNow(Runnable source, Runnable decorated) {
+    PoolTask t = new PoolTask(source, decorated, parent, this, false);
     track(t);
     try {
       lane.execute(t);
@@ -63,16 +64,17 @@ final class PoolWorker implements Scheduler.Worker, Scannable, PoolTask.Periodic
   @Override
   public Disposable schedule(Runnable task, long delay, TimeUnit unit) {
     Objects.requireNonNull(unit, "unit must not be null");
-    Runnable decorated = Schedulers.onSchedule(PoolScheduler.requireTask(task));
+    Runnable source = PoolScheduler.requireTask(task);
+    Runnable decorated = Schedulers.onSchedule(source);
     if (delay <= 0) {
       try {
-        return scheduleNow(decorated); // now, in line with the worker's immediate tasks
+        return scheduleNow(source, decorated); // now, in line with the worker's immediate tasks
       } catch (PoolOverloadedException full) {
         delay = 0; // a timer is never refused for load (guarantee 7): due now, it waits its turn
       }
     }
     long d = delay;
-    PoolTask t = new PoolTask(decorated, parent, this, true);
+    PoolTask t = new PoolTask(source, decorated, parent, this, true);
     return scheduleTimed(t, () -> lane.schedule(t, d, unit));
   }
 
