@@ -1,8 +1,9 @@
 package dev.warmpool.reactor;
 
-import dev.warmpool.CancellationAware;
 import dev.warmpool.PoolOverloadedException;
 import dev.warmpool.WorkerPool;
+import java.time.Duration;
+import java.time.temporal.ChronoUnit;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -11,6 +12,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.concurrent.atomic.AtomicLongFieldUpdater;
+import java.util.concurrent.atomic.AtomicReference;
 import reactor.core.Disposable;
 import reactor.core.Scannable;
 import reactor.core.publisher.Mono;
@@ -63,6 +65,9 @@ final class PoolScheduler implements Scheduler, Scannable, PoolTask.Periodic {
   private static final AtomicIntegerFieldUpdater<PoolScheduler> WATCHING =
       AtomicIntegerFieldUpdater.newUpdater(PoolScheduler.class, "watching");
 
+  /** A line deadline that never comes: a zero delay is a timer, which never expires in line. */
+  private static final Duration NO_LINE_DEADLINE = ChronoUnit.FOREVER.getDuration();
+
   final WorkerPool pool;
   private final boolean owned;
 
@@ -73,8 +78,11 @@ final class PoolScheduler implements Scheduler, Scannable, PoolTask.Periodic {
   /** Delayed and periodic tasks not yet ended, direct or of a worker: cancelled by dispose(). */
   private final Set<PoolTask> timed = ConcurrentHashMap.newKeySet();
   private final Sinks.Empty<Void> terminated = Sinks.empty();
-  /** The pool's shutdown watch while disposing a scheduler over a shared pool; see watchPool(). */
-  private volatile Future<?> watch;
+  /**
+   * This scheduler as seen by the shared pool's termination callback while disposing; cleared once
+   * quiescent, so that the pool does not keep a disposed scheduler reachable. See watchPool().
+   */
+  private volatile AtomicReference<PoolScheduler> watch;
 
   PoolScheduler(WorkerPool pool, boolean owned) {
     this.pool = Objects.requireNonNull(pool, "pool must not be null");
@@ -86,14 +94,19 @@ final class PoolScheduler implements Scheduler, Scannable, PoolTask.Periodic {
 
   @Override
   public Disposable schedule(Runnable task) {
-    return scheduleNow(Schedulers.onSchedule(requireTask(task)));
+    Runnable source = requireTask(task);
+    return scheduleNow(source, Schedulers.onSchedule(source), false);
   }
 
-  private Disposable scheduleNow(Runnable decorated) {
-    PoolTask t = new PoolTask(decorated, this, null, false);
+  /**
+   * An immediate task; in blocking mode it may wait in line, under the pool's line deadline unless
+   * it is a {@code timer} (a delay {@code <= 0}), which is never refused for load (guarantee 7).
+   */
+  private Disposable scheduleNow(Runnable source, Runnable decorated, boolean timer) {
+    PoolTask t = new PoolTask(source, decorated, this, null, false);
     enter();
     try {
-      t.setHandle(pool.enqueue(t));
+      t.setHandle(timer ? pool.enqueue(t, NO_LINE_DEADLINE) : pool.enqueue(t));
     } catch (RuntimeException rejected) {
       t.cancelIfPending();
       throw rejected;
@@ -104,15 +117,16 @@ final class PoolScheduler implements Scheduler, Scannable, PoolTask.Periodic {
   @Override
   public Disposable schedule(Runnable task, long delay, TimeUnit unit) {
     Objects.requireNonNull(unit, "unit must not be null");
-    Runnable decorated = Schedulers.onSchedule(requireTask(task));
+    Runnable source = requireTask(task);
+    Runnable decorated = Schedulers.onSchedule(source);
     if (delay <= 0) {
       try {
-        return scheduleNow(decorated);
+        return scheduleNow(source, decorated, true);
       } catch (PoolOverloadedException full) {
         delay = 0; // a timer is never refused for load (guarantee 7): due now, it waits its turn
       }
     }
-    PoolTask t = new PoolTask(decorated, this, null, true);
+    PoolTask t = new PoolTask(source, decorated, this, null, true);
     enterTimed(t);
     try {
       t.setFuture(pool.schedule(t, delay, unit));
@@ -272,39 +286,30 @@ final class PoolScheduler implements Scheduler, Scannable, PoolTask.Periodic {
 
   /**
    * Lets a disposal end when the pool terminates with tasks of ours that will never run: those that
-   * the pool's {@code shutdownNow()} handed back to its owner. Core offers no termination callback,
-   * so a timer that never comes due stands in: the pool's shutdown cancels it, and then a thread
-   * waits for the termination (only then, and only until it). Cancelled once quiescent.
+   * the pool's {@code shutdownNow()} handed back to its owner (guarantee 4). At once if the pool
+   * has terminated already.
    */
   private void watchPool() {
     if (owned || active == 0 || !WATCHING.compareAndSet(this, 0, 1)) {
       return; // owned: shut down by this scheduler, after its tasks; no task: nothing to wait for
     }
-    try {
-      Future<?> w = pool.schedule(new PoolWatch(), Long.MAX_VALUE, TimeUnit.NANOSECONDS);
-      watch = w;
-      if (quiesced != 0) {
-        w.cancel(false);
-      }
-    } catch (RejectedExecutionException shutDown) {
-      afterTermination(this::quiesced);
+    AtomicReference<PoolScheduler> self = new AtomicReference<>(this);
+    watch = self;
+    if (quiesced != 0) {
+      return;
     }
+    pool.whenTerminated().thenRun(() -> {
+      PoolScheduler s = self.getAndSet(null);
+      if (s != null) {
+        s.quiesced();
+      }
+    });
   }
 
-  /** A timer that never comes due: cancelled by the pool's shutdown, or by this scheduler's end. */
-  private final class PoolWatch implements CancellationAware {
-    @Override
-    public void run() {}
-
-    @Override
-    public void onCancel() {
-      if (quiesced == 0 && pool.isShutdown()) {
-        afterTermination(PoolScheduler.this::quiesced);
-      }
-    }
-  }
-
-  /** Runs {@code then} once the pool has terminated: at once, or on a thread that waits for it. */
+  /**
+   * Runs {@code then} once the owned pool has terminated and its worker threads have ended, as
+   * Reactor's own schedulers complete a graceful disposal: at once, or on a thread that waits.
+   */
   private void afterTermination(Runnable then) {
     if (pool.isTerminated()) {
       then.run();
@@ -330,9 +335,9 @@ final class PoolScheduler implements Scheduler, Scannable, PoolTask.Periodic {
       return;
     }
     if (!owned) {
-      Future<?> w = watch;
+      AtomicReference<PoolScheduler> w = watch;
       if (w != null) {
-        w.cancel(false);
+        w.set(null);
       }
       terminated.tryEmitEmpty();
       return;

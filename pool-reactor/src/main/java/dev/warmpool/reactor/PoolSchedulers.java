@@ -56,7 +56,11 @@ import reactor.core.scheduler.Scheduler;
  * <ul>
  *   <li>Nonblocking pool, every worker busy: {@link PoolOverloadedException} for immediate work.</li>
  *   <li>Blocking pool: work waits in the pool's waiting line without holding a thread;
- *       {@link PoolOverloadedException} only if that line is full.</li>
+ *       {@link PoolOverloadedException} only if that line is full. With the pool's
+ *       {@code maxWaitInLine}, a direct task ({@code subscribeOn} of a callable, {@code publishOn}
+ *       of a {@code Mono}) that waits longer is refused later, the same way: its subscriber gets
+ *       {@code onError} (a {@code RejectedExecutionException} caused by a
+ *       {@link PoolOverloadedException}). Worker tasks and timers never expire.</li>
  *   <li>A worker is admitted once, on its first task to run (immediate, or a timer that came due):
  *       afterwards its tasks wait their turn and are never rejected for a full pool, so a stream
  *       that started keeps going. A zero delay is a timer too: never refused for load.</li>
@@ -66,11 +70,10 @@ import reactor.core.scheduler.Scheduler;
  *
  * <h2>Failures</h2>
  * A task that throws does not harm the pool. Immediate, delayed and periodic tasks alike (DESIGN
- * guarantee 8): the failure counts in the pool's {@code stats().failed()}, goes to the pool's failure
- * handler (by default the worker thread's uncaught-exception handler; a handler set on the builder
- * sees every failure) and once to the hook set with
- * {@link reactor.core.scheduler.Schedulers#onHandleError}, as on Reactor's own schedulers. A periodic
- * task keeps running after a failed run.
+ * guarantee 8): the failure counts in the pool's {@code stats().failed()} and is reported once, as
+ * on Reactor's own schedulers: to the worker thread's uncaught-exception handler and the hook set
+ * with {@link reactor.core.scheduler.Schedulers#onHandleError}. A failure handler set on the pool's
+ * builder sees every failure instead. A periodic task keeps running after a failed run.
  *
  * <h2>Disposal</h2>
  * {@link Scheduler#dispose()} makes this scheduler and its workers reject new work; its tasks that

@@ -1,12 +1,20 @@
 package dev.warmpool.reactor;
 
 import dev.warmpool.CancellationAware;
+import dev.warmpool.FailureAware;
+import dev.warmpool.PoolOverloadedException;
 import dev.warmpool.TaskHandle;
 import java.util.concurrent.Delayed;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
+import org.reactivestreams.Subscription;
+import reactor.core.CoreSubscriber;
 import reactor.core.Disposable;
+import reactor.core.Exceptions;
+import reactor.core.Scannable;
+import reactor.core.publisher.Operators;
+import reactor.util.context.Context;
 
 /**
  * One task of a {@link PoolScheduler}, handed to the pool (or a serial lane, or the pool's timer) in
@@ -37,13 +45,25 @@ import reactor.core.Disposable;
  * hit whatever the pool thread runs next. The scheduler hears of the end exactly once: from
  * {@code dispose()} for PENDING -> CANCELLED, else from the run.
  *
+ * <h2>Line deadlines</h2>
+ * A direct immediate task waits in the pool's line in blocking mode; if it waits past the pool's
+ * {@code maxWaitInLine}, core drops it unrun and calls {@link #onCancel}. The task then ends, and the
+ * operator that scheduled it ({@code subscribeOn} of a callable, {@code publishOn} of a
+ * {@code Mono}, found as the runnable's {@link Scannable.Attr#ACTUAL}) is cancelled and its subscriber
+ * gets {@code onError}: a {@code RejectedExecutionException} caused by a
+ * {@link PoolOverloadedException}, as for a rejection. Worker tasks ride an admitted lane and timers
+ * are admitted when due: neither expires.
+ *
  * <h2>Failures</h2>
- * A run's exception goes once to {@code Schedulers.onHandleError} and is then rethrown to the pool
- * (or lane, or timer future, which rethrows it on the worker), which counts it as failed and passes
- * it to its failure handler: one rule for immediate, delayed and periodic tasks (guarantee 8). A
- * periodic task re-arms itself first, since core's periodic schedule ends with a failed run.
+ * A run's exception propagates to the pool (or lane, or timer future, which rethrows it on the
+ * worker), which counts it as failed and, as the task is a {@link FailureAware}, hands it to
+ * {@link #onFailure}: Reactor's error path ({@code Schedulers.onHandleError}), once. A failure
+ * handler set on the pool's builder gets it instead (guarantee 8). One rule for immediate, delayed
+ * and periodic tasks. A failed periodic run re-arms the task first: Reactor's periodic tasks survive
+ * a failed run (its {@code PeriodicSchedulerTask} and {@code PeriodicWorkerTask} catch and report),
+ * while core's periodic schedule, as {@code ScheduledExecutorService} requires, ends with it.
  */
-final class PoolTask implements CancellationAware, Disposable {
+final class PoolTask implements CancellationAware, FailureAware, Disposable {
 
   /** Core's periodic schedule: on the pool, or on a worker's lane. */
   interface Periodic {
@@ -63,6 +83,8 @@ final class PoolTask implements CancellationAware, Disposable {
       AtomicIntegerFieldUpdater.newUpdater(PoolTask.class, "state");
 
   final Runnable task;
+  /** The runnable as Reactor's operator gave it, before Schedulers.onSchedule: told of an expiry. */
+  private final Runnable source;
   final PoolScheduler scheduler;
   /** The worker whose task this is, or null for a task scheduled on the scheduler directly. */
   final PoolWorker worker;
@@ -85,19 +107,24 @@ final class PoolTask implements CancellationAware, Disposable {
   PoolTask prev;
   PoolTask next;
 
-  /** An immediate ({@code timed} false) or a delayed task. */
-  PoolTask(Runnable task, PoolScheduler scheduler, PoolWorker worker, boolean timed) {
-    this(task, scheduler, worker, timed, null, 0);
+  /**
+   * An immediate ({@code timed} false) or a delayed task: {@code task} is {@code source} as
+   * {@code Schedulers.onSchedule} decorated it.
+   */
+  PoolTask(Runnable source, Runnable task, PoolScheduler scheduler, PoolWorker worker,
+      boolean timed) {
+    this(source, task, scheduler, worker, timed, null, 0);
   }
 
   /** A periodic task on {@code periodic}'s schedule; see {@link #schedulePeriodic}. */
   PoolTask(Runnable task, PoolScheduler scheduler, PoolWorker worker, Periodic periodic, long period,
       TimeUnit unit) {
-    this(task, scheduler, worker, true, periodic, unit.toNanos(period));
+    this(task, task, scheduler, worker, true, periodic, unit.toNanos(period));
   }
 
-  private PoolTask(Runnable task, PoolScheduler scheduler, PoolWorker worker, boolean timed,
-      Periodic periodic, long periodNanos) {
+  private PoolTask(Runnable source, Runnable task, PoolScheduler scheduler, PoolWorker worker,
+      boolean timed, Periodic periodic, long periodNanos) {
+    this.source = source;
     this.task = task;
     this.scheduler = scheduler;
     this.worker = worker;
@@ -131,9 +158,6 @@ final class PoolTask implements CancellationAware, Disposable {
     if (!start()) {
       return;
     }
-    if (timed && worker != null) {
-      worker.admittedByTimer(); // guarantee 6
-    }
     Throwable failure = null;
     try {
       task.run();
@@ -146,14 +170,19 @@ final class PoolTask implements CancellationAware, Disposable {
       again = false;
     }
     if (failure != null) {
-      HandleErrorHook.call(failure); // Schedulers.onHandleError, as Reactor's schedulers
       if (again) {
         rearmAfterFailure();
       }
-      // To the pool: its failure handler reports it and stats().failed counts it (guarantee 8),
-      // for a timed task too, whose core timer future rethrows it on the worker.
+      // To the pool, which counts it and calls onFailure (guarantee 8); a timed task's core timer
+      // future rethrows it on the worker.
       throw PoolTask.<RuntimeException>sneaky(failure);
     }
+  }
+
+  /** The run threw and the pool has no failure handler of its own: Reactor's error path. */
+  @Override
+  public void onFailure(Throwable failure) {
+    HandleErrorHook.call(failure);
   }
 
   /**
@@ -261,13 +290,35 @@ final class PoolTask implements CancellationAware, Disposable {
   }
 
   /**
-   * The core cancelled this task's timer (the pool shut down, or the worker's lane closed): the
+   * A timed task: the core cancelled its timer (the pool shut down, or the worker's lane closed).
+   * An immediate task: it waited in the pool's line past its deadline (only those can expire). The
    * task will never run, so it ends now, and the scheduler stops holding it (fault 4) and can
-   * finish a graceful disposal (fault 3). A task running at that moment ends with its run.
+   * finish a graceful disposal (fault 3); an expired one is refused to its subscriber (issue 23).
+   * A task running at that moment ends with its run.
    */
   @Override
   public void onCancel() {
-    cancelIfPending();
+    if (cancelIfPending() && !timed) {
+      refuseExpired();
+    }
+  }
+
+  /**
+   * Signals an expiry as Reactor signals a rejection ({@code Operators.onRejectedExecution}): the
+   * scheduling operator is cancelled and its subscriber gets onError; with no subscriber to tell
+   * (a runnable scheduled by hand), the error is dropped through Reactor's hook.
+   */
+  private void refuseExpired() {
+    PoolOverloadedException cause = new PoolOverloadedException(scheduler.pool.name()
+        + " is overloaded: the task waited in line past its deadline (maxWaitInLine)");
+    Object actual = Scannable.from(source).scanUnsafe(Scannable.Attr.ACTUAL);
+    if (actual instanceof CoreSubscriber<?> subscriber) {
+      Subscription operator = source instanceof Subscription s ? s : null;
+      subscriber.onError(Operators.onRejectedExecution(cause, operator, null, null,
+          subscriber.currentContext()));
+    } else {
+      Operators.onErrorDropped(Exceptions.failWithRejected(cause), Context.empty());
+    }
   }
 
   @Override

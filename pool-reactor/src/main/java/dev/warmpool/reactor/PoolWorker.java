@@ -24,8 +24,6 @@ import reactor.core.scheduler.Schedulers;
 final class PoolWorker implements Scheduler.Worker, Scannable, PoolTask.Periodic {
   final PoolScheduler parent;
   private final SerialExecutor lane;
-  /** Set once the lane accepted an immediate task or ran a timer of this worker (guarantee 6). */
-  private volatile boolean admitted;
   private volatile boolean disposed;
   /** Head of the list of tasks not yet ended; accessed only under {@code this}' lock. */
   private PoolTask head;
@@ -39,55 +37,45 @@ final class PoolWorker implements Scheduler.Worker, Scannable, PoolTask.Periodic
 
   @Override
   public Disposable schedule(Runnable task) {
-    return scheduleNow(Schedulers.onSchedule(PoolScheduler.requireTask(task)));
+    Runnable source = PoolScheduler.requireTask(task);
+    return scheduleNow(source, Schedulers.onSchedule(source));
   }
 
   /**
-   * An immediate task on the lane. Once this worker is admitted (its lane accepted an immediate task,
-   * or ran a timer, which is admitted work), it is never rejected for load again (guarantee 6):
-   * core's lane counts only its own immediate dispatches as an admission, so the worker says so.
+   * An immediate task on the lane. Once the lane is admitted (it accepted an immediate task, or a
+   * timer of it came due, which is admitted work), core never rejects it for load again
+   * (guarantee 6).
    */
-  private Disposable scheduleNow(Runnable decorated) {
-    PoolTask t = new PoolTask(decorated, parent, this, false);
+  private Disposable scheduleNow(Runnable source, Runnable decorated) {
+    PoolTask t = new PoolTask(source, decorated, parent, this, false);
     track(t);
     try {
-      if (admitted) {
-        lane.executeAdmitted(t);
-      } else {
-        lane.execute(t);
-      }
+      lane.execute(t);
     } catch (RuntimeException rejected) {
       t.cancelIfPending();
-      if (admitted && parent.pool.isTerminated()) {
+      if (parent.pool.isTerminated()) {
         dispose(); // the lane dropped its other pending tasks too: nothing of this worker will run
       }
       throw rejected;
     }
-    admitted = true;
     return t;
   }
 
   @Override
   public Disposable schedule(Runnable task, long delay, TimeUnit unit) {
     Objects.requireNonNull(unit, "unit must not be null");
-    Runnable decorated = Schedulers.onSchedule(PoolScheduler.requireTask(task));
+    Runnable source = PoolScheduler.requireTask(task);
+    Runnable decorated = Schedulers.onSchedule(source);
     if (delay <= 0) {
       try {
-        return scheduleNow(decorated); // now, in line with the worker's immediate tasks
+        return scheduleNow(source, decorated); // now, in line with the worker's immediate tasks
       } catch (PoolOverloadedException full) {
         delay = 0; // a timer is never refused for load (guarantee 7): due now, it waits its turn
       }
     }
     long d = delay;
-    PoolTask t = new PoolTask(decorated, parent, this, true);
+    PoolTask t = new PoolTask(source, decorated, parent, this, true);
     return scheduleTimed(t, () -> lane.schedule(t, d, unit));
-  }
-
-  /** A timer of this worker came due and runs: the worker counts as admitted from now on. */
-  void admittedByTimer() {
-    if (!admitted) {
-      admitted = true;
-    }
   }
 
   @Override

@@ -76,13 +76,15 @@ class SchedulerContractTest {
   private final List<Scheduler> schedulers = new ArrayList<>();
   private WorkerPool pool;
 
-  /** A fresh scheduler of the given kind over a new pool of 4 quiet daemon workers. */
+  /**
+   * A fresh scheduler of the given kind over a new pool of 4 quiet daemon workers. No failure
+   * handler on the builder: one would see every failure instead of onHandleError (guarantee 8).
+   */
   private Scheduler scheduler(Kind kind) {
     pool = WorkerPool.builder()
         .name("contract-" + kind.name().toLowerCase())
         .capacity(4)
         .nonblocking(kind.nonblocking)
-        .failureHandler((t, e) -> { })
         .threadFactory(r -> {
           Thread t = new Thread(r);
           t.setDaemon(true);
