@@ -26,6 +26,10 @@ class LaneAdmissionTest {
     CountDownLatch timerRan = new CountDownLatch(1);
     lane.schedule(timerRan::countDown, 1, TimeUnit.MILLISECONDS);
     PoolFixture.await(timerRan);
+    // The lane's carrier gives its seat back just after the task ran: wait for it, or the
+    // occupying task below would find the nonblocking pool full.
+    assertThat(PoolFixture.waitUntil(Duration.ofSeconds(10), () -> pool.stats().busy() == 0))
+        .isTrue();
     PoolFixture.Gate gate = fixture.occupy(pool); // the pool is full now
     CountDownLatch later = new CountDownLatch(1);
     lane.execute(later::countDown); // must wait its turn: the lane was admitted by its timer
