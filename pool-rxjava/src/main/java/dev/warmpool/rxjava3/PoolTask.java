@@ -5,6 +5,7 @@ import io.reactivex.rxjava3.disposables.Disposable;
 import io.reactivex.rxjava3.plugins.RxJavaPlugins;
 import io.reactivex.rxjava3.schedulers.SchedulerRunnableIntrospection;
 import dev.warmpool.CancellationAware;
+import dev.warmpool.FailureAware;
 import dev.warmpool.TaskHandle;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
@@ -38,12 +39,13 @@ import java.util.concurrent.atomic.AtomicReference;
  * the rate kept on the worker's {@code now()} and rebased after a clock jump beyond
  * {@link Scheduler#clockDriftTolerance()}. Runs never overlap; the schedule hook was applied once.
  *
- * <p>A task that throws is reported once, to {@link RxJavaPlugins#onError}, and nothing is rethrown:
- * the lane goes on with its next task and the pool's failure handler is not involved; a periodic
- * task ends.
+ * <p><b>Failures</b> (DESIGN.md guarantee 8): a task that throws ends (a periodic one too, as
+ * RxJava's periodic tasks do) and rethrows, so the pool counts it in {@code stats().failed} and
+ * reports it once: to {@link #onFailure}, hence {@link RxJavaPlugins#onError}, or, if the pool's
+ * builder set a failure handler, to that handler only. The lane goes on with its next task.
  */
 final class PoolTask extends AtomicInteger
-    implements CancellationAware, Disposable, SchedulerRunnableIntrospection {
+    implements CancellationAware, FailureAware, Disposable, SchedulerRunnableIntrospection {
   private static final long serialVersionUID = 1L;
   private static final int READY = 0;
   private static final int RUNNING = 1;
@@ -139,12 +141,11 @@ final class PoolTask extends AtomicInteger
     try {
       run.run(); // non-null: only a dispose that wins READY clears it
     } catch (Throwable t) {
-      finish();
-      RxJavaPlugins.onError(t);
-      return;
+      finish(false); // the pool ends a fixed-rate schedule whose run threw (its future fails)
+      throw t; // the pool counts it and reports it once (onFailure or its failure handler)
     }
     if (kind == Kind.ONE_SHOT || !compareAndSet(RUNNING, READY)) {
-      finish();
+      finish(true);
     } else if (kind == Kind.REARMING && !parent.arm(this, nextDelayNanos(), true)) {
       dispose(); // refused (the parent reported it): the schedule ends
     }
@@ -166,14 +167,14 @@ final class PoolTask extends AtomicInteger
   }
 
   /**
-   * The task ended in a run (it returned or threw, or was disposed during it): a fixed-rate one
-   * stops its schedule, and it is no longer tracked.
+   * The task ended in a run (it returned or threw, or was disposed during it) and is no longer
+   * tracked; a fixed-rate one cancels its schedule if {@code stop}.
    */
-  private void finish() {
+  private void finish(boolean stop) {
     set(FINISHED);
     Future<?> f = future;
     future = null;
-    if (kind == Kind.FIXED_RATE && f != null) {
+    if (stop && kind == Kind.FIXED_RATE && f != null) {
       f.cancel(false); // our own schedule; its onCancel finds us FINISHED
     }
     if (parent != null) {
@@ -221,6 +222,15 @@ final class PoolTask extends AtomicInteger
     if (parent != null) {
       parent.timerCancelledByPool();
     }
+  }
+
+  /**
+   * A run threw and the pool has no failure handler of its own: report it, once, as RxJava's
+   * schedulers do (the pool calls this once per failure; an explicit handler replaces it).
+   */
+  @Override
+  public void onFailure(Throwable failure) {
+    RxJavaPlugins.onError(failure);
   }
 
   @Override
