@@ -22,10 +22,10 @@ import java.util.function.ToLongFunction;
  *   scheduleDirect(run)                 -> pool.enqueue(task)        (never blocks the caller)
  *   scheduleDirect(run, delay > 0)      -> pool.schedule(task, delay)
  *   schedulePeriodicallyDirect(...)     -> pool.scheduleAtFixedRate(task, ...)
- *   Worker.schedule(run)                -> lane.execute(task), once admitted lane.executeAdmitted
+ *   Worker.schedule(run)                -> lane.execute(task)         (the core admits the lane once)
  *   Worker.schedule(run, delay > 0)     -> lane.schedule(task, delay)
  *   Worker.schedulePeriodically(...)    -> lane.schedule(task, delay) for each run, or at once
- *                                          (executeAdmitted) when late and admitted
+ *                                          (lane.execute) when late
  * </pre>
  * as RxJava's {@code ExecutorScheduler} does over a {@code ScheduledExecutorService}.
  * Every task passes through {@link RxJavaPlugins#onSchedule} once, when it is scheduled.
@@ -284,11 +284,6 @@ final class PoolScheduler extends Scheduler implements TaskParent {
   @Override
   public boolean skipsAccepted() {
     return false;
-  }
-
-  @Override
-  public void running() {
-    // a direct task has no worker to admit
   }
 
   /** Tracked items: pending delayed or periodic direct tasks, workers with timed tasks; for tests. */

@@ -129,11 +129,8 @@ final class PoolTask extends AtomicInteger
 
   @Override
   public void run() {
-    if (parent != null) {
-      parent.running();
-      if (parent.skipsAccepted()) {
-        return;
-      }
+    if (parent != null && parent.skipsAccepted()) {
+      return;
     }
     if (!compareAndSet(READY, RUNNING)) {
       return;
@@ -146,8 +143,9 @@ final class PoolTask extends AtomicInteger
     }
     if (kind == Kind.ONE_SHOT || !compareAndSet(RUNNING, READY)) {
       finish(true);
-    } else if (kind == Kind.REARMING && !parent.arm(this, nextDelayNanos(), true)) {
-      dispose(); // refused (the parent reported it): the schedule ends
+    } else if (kind == Kind.REARMING && !parent.arm(this, nextDelayNanos(), false)) {
+      dispose(); // refused (the parent reported it): the schedule ends; its lane is admitted
+      // (it runs this task), so a next run due now is never refused for load
     }
   }
 
