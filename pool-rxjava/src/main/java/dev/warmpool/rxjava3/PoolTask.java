@@ -23,7 +23,9 @@ import java.util.concurrent.atomic.AtomicReference;
  *   RUNNING -> FINISHED  a one-shot run returned or threw; a periodic run threw
  *   RUNNING -> READY     a periodic run returned: it arms its next run through its parent
  *   READY   -> FINISHED  dispose() (or the core's cancel) before a run: no run follows; a pending
- *                        timer leaves the pool's timer now
+ *                        timer leaves the pool's timer now, a task in line leaves the line
+ *   READY   -> FINISHED  onCancel(): the pool ended it unrun (a timer at shutdown or lane close,
+ *                        or an immediate direct task past its line deadline); its parent hears
  *   RUNNING -> FINISHED  dispose() while it runs: it is not interrupted; a periodic one stops
  * </pre>
  * {@link #isDisposed()} is true in FINISHED, so a task's disposable reports disposed after it ran.
@@ -60,7 +62,7 @@ final class PoolTask extends AtomicInteger
 
   /** The task; null once it was disposed before a run. */
   private volatile Runnable run;
-  /** Its worker, or its scheduler for a direct task; null for an immediate direct task. */
+  /** Its worker, or its scheduler for a direct task. */
   private final TaskParent parent;
   /** The timer handle of the pending arm, cancelled by dispose. */
   private volatile Future<?> future;
@@ -76,8 +78,13 @@ final class PoolTask extends AtomicInteger
 
   /** How a task runs: once, or periodically with the rate kept by the core or by the task. */
   enum Kind {
-    /** One run. */
+    /** One run: a worker's task, or a delayed direct one (tracked by its scheduler). */
     ONE_SHOT,
+    /**
+     * One run of an immediate direct task, through the pool's line ({@code enqueue}), where it can
+     * expire (a line deadline); not tracked.
+     */
+    IN_LINE,
     /** A direct periodic task: the pool's {@code scheduleAtFixedRate} runs it. */
     FIXED_RATE,
     /** A worker's periodic task: each run arms the next through its parent, by RxJava's rule. */
@@ -94,9 +101,9 @@ final class PoolTask extends AtomicInteger
     this.startNanos = nowNanos + initialDelayNanos;
   }
 
-  /** A one-shot task; {@code parent} null for an immediate direct task. */
-  static PoolTask oneShot(Runnable run, TaskParent parent) {
-    return new PoolTask(run, parent, Kind.ONE_SHOT, 0, 0, 0);
+  /** A one-shot task: {@link Kind#IN_LINE} if {@code inLine}, else {@link Kind#ONE_SHOT}. */
+  static PoolTask oneShot(Runnable run, TaskParent parent, boolean inLine) {
+    return new PoolTask(run, parent, inLine ? Kind.IN_LINE : Kind.ONE_SHOT, 0, 0, 0);
   }
 
   /** A direct periodic task, for the pool's {@code scheduleAtFixedRate}; tracked by its scheduler. */
@@ -129,7 +136,7 @@ final class PoolTask extends AtomicInteger
 
   @Override
   public void run() {
-    if (parent != null && parent.skipsAccepted()) {
+    if (parent.skipsAccepted()) {
       return;
     }
     if (!compareAndSet(READY, RUNNING)) {
@@ -141,7 +148,7 @@ final class PoolTask extends AtomicInteger
       finish(false); // the pool ends a fixed-rate schedule whose run threw (its future fails)
       throw t; // the pool counts it and reports it once (onFailure or its failure handler)
     }
-    if (kind == Kind.ONE_SHOT || !compareAndSet(RUNNING, READY)) {
+    if (kind == Kind.ONE_SHOT || kind == Kind.IN_LINE || !compareAndSet(RUNNING, READY)) {
       finish(true);
     } else if (kind == Kind.REARMING && !parent.arm(this, nextDelayNanos(), false)) {
       dispose(); // refused (the parent reported it): the schedule ends; its lane is admitted
@@ -175,7 +182,12 @@ final class PoolTask extends AtomicInteger
     if (stop && kind == Kind.FIXED_RATE && f != null) {
       f.cancel(false); // our own schedule; its onCancel finds us FINISHED
     }
-    if (parent != null) {
+    untrack();
+  }
+
+  /** Its parent no longer tracks it (an immediate direct task never was). */
+  private void untrack() {
+    if (kind != Kind.IN_LINE) {
       parent.delete(this);
     }
   }
@@ -189,36 +201,38 @@ final class PoolTask extends AtomicInteger
       }
       if (compareAndSet(s, FINISHED)) {
         if (s == READY) { // else the run in progress ends it
-          run = null;
-          TaskHandle h = handle;
-          if (h != null) {
-            h.cancel(); // leaves the pool's line at once: waiting counts live work only
-          }
-          Future<?> f = future;
-          if (f != null) {
-            f.cancel(false);
-          }
-          if (parent != null) {
-            parent.delete(this);
-          }
+          release();
         }
         return;
       }
     }
   }
 
+  /** Ended before a run: lets go of the runnable, the pool's line or timer, and the tracking. */
+  private void release() {
+    run = null;
+    TaskHandle h = handle;
+    if (h != null) {
+      h.cancel(); // leaves the pool's line at once: waiting counts live work only
+    }
+    Future<?> f = future;
+    if (f != null) {
+      f.cancel(false);
+    }
+    untrack();
+  }
+
   /**
-   * The core cancelled this task's timer without our dispose (which finishes the task first): the
-   * pool shut down or the lane closed. The task ends, and a scope hears of a shutdown.
+   * The pool ended this task unrun without our dispose (which finishes the task first): it
+   * cancelled its timer (the pool shut down, the lane closed), or, for an {@link Kind#IN_LINE}
+   * task, the task waited in line past its deadline (the only reason the pool tells such a task).
+   * The task ends and its parent hears of it, which reports an expiry like a rejection.
    */
   @Override
   public void onCancel() {
-    if (get() != READY) {
-      return;
-    }
-    dispose();
-    if (parent != null) {
-      parent.timerCancelledByPool();
+    if (compareAndSet(READY, FINISHED)) {
+      release();
+      parent.cancelledByPool(kind == Kind.IN_LINE);
     }
   }
 
@@ -233,7 +247,7 @@ final class PoolTask extends AtomicInteger
 
   @Override
   public boolean isDisposed() {
-    return get() == FINISHED || (parent != null && parent.skipsAccepted());
+    return get() == FINISHED || parent.skipsAccepted();
   }
 
   @Override

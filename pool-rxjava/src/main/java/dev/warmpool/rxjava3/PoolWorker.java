@@ -45,7 +45,7 @@ final class PoolWorker extends Scheduler.Worker implements TaskParent {
     if (isDisposed()) {
       return Disposable.disposed();
     }
-    PoolTask task = PoolTask.oneShot(PoolScheduler.decorate(run), this);
+    PoolTask task = PoolTask.oneShot(PoolScheduler.decorate(run), this, false);
     return arm(task, unit.toNanos(delay), false) ? task : Disposable.disposed();
   }
 
@@ -109,8 +109,8 @@ final class PoolWorker extends Scheduler.Worker implements TaskParent {
   }
 
   @Override
-  public void timerCancelledByPool() {
-    scheduler.timerCancelledByPool();
+  public void cancelledByPool(boolean expired) {
+    scheduler.cancelledByPool(expired);
   }
 
   /** The lane holds this worker's tasks (closing it cancels them): nothing to track per task. */

@@ -24,6 +24,10 @@ interface TaskParent extends DisposableContainer {
   /** Whether a task accepted earlier is skipped when reached: its worker was disposed. */
   boolean skipsAccepted();
 
-  /** The pool cancelled a pending timer of this parent without a dispose (the pool shut down). */
-  void timerCancelledByPool();
+  /**
+   * The pool ended a task of this parent unrun, without a dispose: it cancelled a pending timer (the
+   * pool shut down), or the task {@code expired}: an immediate direct task waited in the pool's line
+   * past its deadline ({@code maxWaitInLine}).
+   */
+  void cancelledByPool(boolean expired);
 }
