@@ -1,5 +1,6 @@
 package dev.warmpool.rxjava3;
 
+import dev.warmpool.PoolOverloadedException;
 import dev.warmpool.WorkerPool;
 import io.reactivex.rxjava3.core.Scheduler;
 import io.reactivex.rxjava3.disposables.Disposable;
@@ -19,13 +20,14 @@ import java.util.function.ToLongFunction;
  * <b>Mapping.</b> Everything is one call into the core; this class holds no queue and no thread:
  * <pre>
  *   createWorker()                      -> a PoolWorker over pool.newSerialExecutor()
- *   scheduleDirect(run)                 -> pool.enqueue(task)        (never blocks the caller)
+ *   scheduleDirect(run)                 -> pool.enqueue(task)        (never blocks the caller; past
+ *                                          a line deadline it expires: reported as a rejection)
  *   scheduleDirect(run, delay > 0)      -> pool.schedule(task, delay)
  *   schedulePeriodicallyDirect(...)     -> pool.scheduleAtFixedRate(task, ...)
- *   Worker.schedule(run)                -> lane.execute(task), once admitted lane.executeAdmitted
+ *   Worker.schedule(run)                -> lane.execute(task)         (the core admits the lane once)
  *   Worker.schedule(run, delay > 0)     -> lane.schedule(task, delay)
  *   Worker.schedulePeriodically(...)    -> lane.schedule(task, delay) for each run, or at once
- *                                          (executeAdmitted) when late and admitted
+ *                                          (lane.execute) when late
  * </pre>
  * as RxJava's {@code ExecutorScheduler} does over a {@code ScheduledExecutorService}.
  * Every task passes through {@link RxJavaPlugins#onSchedule} once, when it is scheduled.
@@ -95,7 +97,7 @@ final class PoolScheduler extends Scheduler implements TaskParent {
     if (shutdown) {
       return Disposable.disposed();
     }
-    PoolTask task = PoolTask.oneShot(decorate(run), delay <= 0 ? null : this);
+    PoolTask task = PoolTask.oneShot(decorate(run), this, delay <= 0);
     return arm(task, unit.toNanos(delay), false) ? task : Disposable.disposed();
   }
 
@@ -225,13 +227,19 @@ final class PoolScheduler extends Scheduler implements TaskParent {
   }
 
   /**
-   * A pending timer of this scheduler ended because the pool cancelled it (the pool shut down). A
-   * {@link PoolScope} promises its stream a {@link dev.warmpool.PoolClosedException} then (fault 4);
-   * a conventional scheduler drops it, as RxJava's own schedulers drop the tasks of a dead executor.
+   * A task of this scheduler ended unrun because the pool ended it. An immediate direct task that
+   * {@code expired} in line (issue 23) is reported like a rejection, with a {@link
+   * PoolOverloadedException}: a {@link PoolScope} ends its stream with it, a conventional scheduler
+   * passes it to {@code RxJavaPlugins.onError}. A pending timer cancelled by a shutdown: a {@link
+   * PoolScope} promises its stream a {@link dev.warmpool.PoolClosedException} then (fault 4); a
+   * conventional scheduler drops it, as RxJava's own schedulers drop the tasks of a dead executor.
    */
   @Override
-  public void timerCancelledByPool() {
-    if (onRejected instanceof RejectionScope && pool.isShutdown()) {
+  public void cancelledByPool(boolean expired) {
+    if (expired) {
+      rejected(new PoolOverloadedException("pool '" + pool.name() + "' is overloaded: a task"
+          + " waited in line past its deadline (maxWaitInLine)"));
+    } else if (onRejected instanceof RejectionScope && pool.isShutdown()) {
       rejected(new dev.warmpool.PoolClosedException("pool '" + pool.name()
           + "' shut down while a timer of this stream was pending"));
     }
@@ -284,11 +292,6 @@ final class PoolScheduler extends Scheduler implements TaskParent {
   @Override
   public boolean skipsAccepted() {
     return false;
-  }
-
-  @Override
-  public void running() {
-    // a direct task has no worker to admit
   }
 
   /** Tracked items: pending delayed or periodic direct tasks, workers with timed tasks; for tests. */

@@ -30,8 +30,12 @@ import io.reactivex.rxjava3.schedulers.SchedulerRunnableIntrospection;
  *       Scheduler#clockDriftTolerance()}. Scheduler and worker {@code now()} are the same clock.</li>
  *   <li>Every task passes once through {@link RxJavaPlugins#onSchedule}; a null task throws {@link
  *       NullPointerException} ("run is null").</li>
- *   <li>A task that throws is reported once to {@link RxJavaPlugins#onError}; its worker goes on with
- *       its next task (RxJava's {@code Schedulers.from(executor)} stalls the worker there).</li>
+ *   <li>A task that throws (immediate, delayed or periodic; direct or of a worker) counts in the
+ *       pool's {@code stats().failed()} and is reported once: to {@link RxJavaPlugins#onError} by
+ *       default, or, if the pool's builder set a {@link WorkerPool.Builder#failureHandler}, to that
+ *       handler <b>instead</b> ({@code RxJavaPlugins.onError} then hears nothing). Its worker goes on
+ *       with its next task (RxJava's {@code Schedulers.from(executor)} stalls the worker there); a
+ *       periodic task ends at its first throw, as RxJava's own do.</li>
  *   <li>Disposing a worker cancels its pending tasks, delayed and periodic too, and releases them at
  *       once; a disposed task never runs; a running task is not interrupted. After disposal every
  *       {@code schedule} method returns {@link Disposable#disposed()}. A direct task's {@code

@@ -5,6 +5,7 @@ import io.reactivex.rxjava3.disposables.Disposable;
 import io.reactivex.rxjava3.plugins.RxJavaPlugins;
 import io.reactivex.rxjava3.schedulers.SchedulerRunnableIntrospection;
 import dev.warmpool.CancellationAware;
+import dev.warmpool.FailureAware;
 import dev.warmpool.TaskHandle;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
@@ -22,7 +23,9 @@ import java.util.concurrent.atomic.AtomicReference;
  *   RUNNING -> FINISHED  a one-shot run returned or threw; a periodic run threw
  *   RUNNING -> READY     a periodic run returned: it arms its next run through its parent
  *   READY   -> FINISHED  dispose() (or the core's cancel) before a run: no run follows; a pending
- *                        timer leaves the pool's timer now
+ *                        timer leaves the pool's timer now, a task in line leaves the line
+ *   READY   -> FINISHED  onCancel(): the pool ended it unrun (a timer at shutdown or lane close,
+ *                        or an immediate direct task past its line deadline); its parent hears
  *   RUNNING -> FINISHED  dispose() while it runs: it is not interrupted; a periodic one stops
  * </pre>
  * {@link #isDisposed()} is true in FINISHED, so a task's disposable reports disposed after it ran.
@@ -38,12 +41,13 @@ import java.util.concurrent.atomic.AtomicReference;
  * the rate kept on the worker's {@code now()} and rebased after a clock jump beyond
  * {@link Scheduler#clockDriftTolerance()}. Runs never overlap; the schedule hook was applied once.
  *
- * <p>A task that throws is reported once, to {@link RxJavaPlugins#onError}, and nothing is rethrown:
- * the lane goes on with its next task and the pool's failure handler is not involved; a periodic
- * task ends.
+ * <p><b>Failures</b> (DESIGN.md guarantee 8): a task that throws ends (a periodic one too, as
+ * RxJava's periodic tasks do) and rethrows, so the pool counts it in {@code stats().failed} and
+ * reports it once: to {@link #onFailure}, hence {@link RxJavaPlugins#onError}, or, if the pool's
+ * builder set a failure handler, to that handler only. The lane goes on with its next task.
  */
 final class PoolTask extends AtomicInteger
-    implements CancellationAware, Disposable, SchedulerRunnableIntrospection {
+    implements CancellationAware, FailureAware, Disposable, SchedulerRunnableIntrospection {
   private static final long serialVersionUID = 1L;
   private static final int READY = 0;
   private static final int RUNNING = 1;
@@ -58,7 +62,7 @@ final class PoolTask extends AtomicInteger
 
   /** The task; null once it was disposed before a run. */
   private volatile Runnable run;
-  /** Its worker, or its scheduler for a direct task; null for an immediate direct task. */
+  /** Its worker, or its scheduler for a direct task. */
   private final TaskParent parent;
   /** The timer handle of the pending arm, cancelled by dispose. */
   private volatile Future<?> future;
@@ -74,8 +78,13 @@ final class PoolTask extends AtomicInteger
 
   /** How a task runs: once, or periodically with the rate kept by the core or by the task. */
   enum Kind {
-    /** One run. */
+    /** One run: a worker's task, or a delayed direct one (tracked by its scheduler). */
     ONE_SHOT,
+    /**
+     * One run of an immediate direct task, through the pool's line ({@code enqueue}), where it can
+     * expire (a line deadline); not tracked.
+     */
+    IN_LINE,
     /** A direct periodic task: the pool's {@code scheduleAtFixedRate} runs it. */
     FIXED_RATE,
     /** A worker's periodic task: each run arms the next through its parent, by RxJava's rule. */
@@ -92,9 +101,9 @@ final class PoolTask extends AtomicInteger
     this.startNanos = nowNanos + initialDelayNanos;
   }
 
-  /** A one-shot task; {@code parent} null for an immediate direct task. */
-  static PoolTask oneShot(Runnable run, TaskParent parent) {
-    return new PoolTask(run, parent, Kind.ONE_SHOT, 0, 0, 0);
+  /** A one-shot task: {@link Kind#IN_LINE} if {@code inLine}, else {@link Kind#ONE_SHOT}. */
+  static PoolTask oneShot(Runnable run, TaskParent parent, boolean inLine) {
+    return new PoolTask(run, parent, inLine ? Kind.IN_LINE : Kind.ONE_SHOT, 0, 0, 0);
   }
 
   /** A direct periodic task, for the pool's {@code scheduleAtFixedRate}; tracked by its scheduler. */
@@ -127,11 +136,8 @@ final class PoolTask extends AtomicInteger
 
   @Override
   public void run() {
-    if (parent != null) {
-      parent.running();
-      if (parent.skipsAccepted()) {
-        return;
-      }
+    if (parent.skipsAccepted()) {
+      return;
     }
     if (!compareAndSet(READY, RUNNING)) {
       return;
@@ -139,14 +145,14 @@ final class PoolTask extends AtomicInteger
     try {
       run.run(); // non-null: only a dispose that wins READY clears it
     } catch (Throwable t) {
-      finish();
-      RxJavaPlugins.onError(t);
-      return;
+      finish(false); // the pool ends a fixed-rate schedule whose run threw (its future fails)
+      throw t; // the pool counts it and reports it once (onFailure or its failure handler)
     }
-    if (kind == Kind.ONE_SHOT || !compareAndSet(RUNNING, READY)) {
-      finish();
-    } else if (kind == Kind.REARMING && !parent.arm(this, nextDelayNanos(), true)) {
-      dispose(); // refused (the parent reported it): the schedule ends
+    if (kind == Kind.ONE_SHOT || kind == Kind.IN_LINE || !compareAndSet(RUNNING, READY)) {
+      finish(true);
+    } else if (kind == Kind.REARMING && !parent.arm(this, nextDelayNanos(), false)) {
+      dispose(); // refused (the parent reported it): the schedule ends; its lane is admitted
+      // (it runs this task), so a next run due now is never refused for load
     }
   }
 
@@ -166,17 +172,22 @@ final class PoolTask extends AtomicInteger
   }
 
   /**
-   * The task ended in a run (it returned or threw, or was disposed during it): a fixed-rate one
-   * stops its schedule, and it is no longer tracked.
+   * The task ended in a run (it returned or threw, or was disposed during it) and is no longer
+   * tracked; a fixed-rate one cancels its schedule if {@code stop}.
    */
-  private void finish() {
+  private void finish(boolean stop) {
     set(FINISHED);
     Future<?> f = future;
     future = null;
-    if (kind == Kind.FIXED_RATE && f != null) {
+    if (stop && kind == Kind.FIXED_RATE && f != null) {
       f.cancel(false); // our own schedule; its onCancel finds us FINISHED
     }
-    if (parent != null) {
+    untrack();
+  }
+
+  /** Its parent no longer tracks it (an immediate direct task never was). */
+  private void untrack() {
+    if (kind != Kind.IN_LINE) {
       parent.delete(this);
     }
   }
@@ -190,42 +201,53 @@ final class PoolTask extends AtomicInteger
       }
       if (compareAndSet(s, FINISHED)) {
         if (s == READY) { // else the run in progress ends it
-          run = null;
-          TaskHandle h = handle;
-          if (h != null) {
-            h.cancel(); // leaves the pool's line at once: waiting counts live work only
-          }
-          Future<?> f = future;
-          if (f != null) {
-            f.cancel(false);
-          }
-          if (parent != null) {
-            parent.delete(this);
-          }
+          release();
         }
         return;
       }
     }
   }
 
+  /** Ended before a run: lets go of the runnable, the pool's line or timer, and the tracking. */
+  private void release() {
+    run = null;
+    TaskHandle h = handle;
+    if (h != null) {
+      h.cancel(); // leaves the pool's line at once: waiting counts live work only
+    }
+    Future<?> f = future;
+    if (f != null) {
+      f.cancel(false);
+    }
+    untrack();
+  }
+
   /**
-   * The core cancelled this task's timer without our dispose (which finishes the task first): the
-   * pool shut down or the lane closed. The task ends, and a scope hears of a shutdown.
+   * The pool ended this task unrun without our dispose (which finishes the task first): it
+   * cancelled its timer (the pool shut down, the lane closed), or, for an {@link Kind#IN_LINE}
+   * task, the task waited in line past its deadline (the only reason the pool tells such a task).
+   * The task ends and its parent hears of it, which reports an expiry like a rejection.
    */
   @Override
   public void onCancel() {
-    if (get() != READY) {
-      return;
+    if (compareAndSet(READY, FINISHED)) {
+      release();
+      parent.cancelledByPool(kind == Kind.IN_LINE);
     }
-    dispose();
-    if (parent != null) {
-      parent.timerCancelledByPool();
-    }
+  }
+
+  /**
+   * A run threw and the pool has no failure handler of its own: report it, once, as RxJava's
+   * schedulers do (the pool calls this once per failure; an explicit handler replaces it).
+   */
+  @Override
+  public void onFailure(Throwable failure) {
+    RxJavaPlugins.onError(failure);
   }
 
   @Override
   public boolean isDisposed() {
-    return get() == FINISHED || (parent != null && parent.skipsAccepted());
+    return get() == FINISHED || parent.skipsAccepted();
   }
 
   @Override

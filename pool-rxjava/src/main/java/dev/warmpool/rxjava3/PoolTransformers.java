@@ -39,6 +39,12 @@ import java.util.Objects;
  *       Observable.subscribeOn}) schedule one direct task, which is admitted or rejected once.</li>
  *   <li>In blocking mode nothing blocks the emitting thread: work that finds every worker busy waits
  *       in the pool's line without a thread, and is rejected only when that line is full.</li>
+ *   <li><b>Line deadlines</b> (blocking mode with {@link WorkerPool.Builder#maxWaitInLine}): a direct
+ *       task ({@code Single}, {@code Maybe}, {@code Completable}, {@code Observable.subscribeOn})
+ *       that waits in line past its deadline never runs and is refused like a rejection: one
+ *       {@code onError(PoolOverloadedException)}. A worker ({@code observeOn} on {@code Flowable}
+ *       or {@code Observable}, {@code Flowable.subscribeOn}) waiting for its first seat does not
+ *       expire: the core's lanes have no line deadline yet.</li>
  *   <li>Otherwise the operators behave exactly as RxJava's {@code observeOn(scheduler)} and {@code
  *       subscribeOn(scheduler)} with default arguments, over {@link PoolSchedulers#from}.</li>
  * </ul>

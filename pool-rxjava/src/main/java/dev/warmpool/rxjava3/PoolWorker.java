@@ -30,11 +30,6 @@ final class PoolWorker extends Scheduler.Worker implements TaskParent {
   private final int epoch;
   /** Whether the scheduler tracks this worker (it has had timed tasks). */
   private volatile boolean tracked;
-  /**
-   * Whether this worker was admitted: its lane had a thread, for an immediate task or for a due
-   * delayed one (the core admits a lane only through {@code execute}, so the worker remembers).
-   */
-  private volatile boolean admitted;
 
   PoolWorker(PoolScheduler scheduler, SerialExecutor lane, int epoch) {
     this.scheduler = scheduler;
@@ -50,7 +45,7 @@ final class PoolWorker extends Scheduler.Worker implements TaskParent {
     if (isDisposed()) {
       return Disposable.disposed();
     }
-    PoolTask task = PoolTask.oneShot(PoolScheduler.decorate(run), this);
+    PoolTask task = PoolTask.oneShot(PoolScheduler.decorate(run), this, false);
     return arm(task, unit.toNanos(delay), false) ? task : Disposable.disposed();
   }
 
@@ -73,10 +68,10 @@ final class PoolWorker extends Scheduler.Worker implements TaskParent {
   }
 
   /**
-   * A task due now needs a thread now: the worker's first one is its admission
-   * ({@code lane.execute}); once the worker is admitted, later ones are admitted work
-   * ({@code lane.executeAdmitted}), never rejected for load (guarantee 6). A periodic arm due now
-   * before that goes through the lane's timer as a delayed task does (guarantee 7).
+   * A task due now needs a thread now: {@code lane.execute}, where the core admits or rejects the
+   * lane the first time it needs a thread (its first immediate task, or a due timer) and never
+   * rejects it afterwards (guarantee 6). A periodic task's first arm goes through the lane's timer,
+   * as a delayed task does, also when due now (guarantee 7).
    */
   @Override
   public boolean arm(PoolTask task, long delayNanos, boolean timer) {
@@ -84,11 +79,8 @@ final class PoolWorker extends Scheduler.Worker implements TaskParent {
       return false;
     }
     try {
-      if (delayNanos <= 0 && admitted) {
-        lane.executeAdmitted(task);
-      } else if (delayNanos <= 0 && !timer) {
+      if (delayNanos <= 0 && !timer) {
         lane.execute(task);
-        admitted = true;
       } else {
         trackForShutdown();
         task.setFuture(lane.schedule(task, Math.max(0, delayNanos), TimeUnit.NANOSECONDS));
@@ -116,17 +108,9 @@ final class PoolWorker extends Scheduler.Worker implements TaskParent {
     }
   }
 
-  /** A task of this worker starts: its lane has a thread, so the worker is admitted. */
   @Override
-  public void running() {
-    if (!admitted) {
-      admitted = true;
-    }
-  }
-
-  @Override
-  public void timerCancelledByPool() {
-    scheduler.timerCancelledByPool();
+  public void cancelledByPool(boolean expired) {
+    scheduler.cancelledByPool(expired);
   }
 
   /** The lane holds this worker's tasks (closing it cancels them): nothing to track per task. */

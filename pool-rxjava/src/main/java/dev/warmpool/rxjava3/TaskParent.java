@@ -12,9 +12,9 @@ interface TaskParent extends DisposableContainer {
 
   /**
    * Hands the task to this parent's lane or pool, now ({@code delayNanos <= 0}) or after the delay.
-   * Due now, it needs a thread now and is admitted or rejected as an immediate task, unless it is a
-   * periodic arm ({@code timer}), which is never rejected for load (guarantee 7). A refusal is
-   * reported by the parent's rules and returns false.
+   * Due now, it needs a thread now and is admitted or rejected as an immediate task, unless
+   * {@code timer} (a periodic task's first arm), which goes through the timer and is never rejected
+   * for load (guarantee 7). A refusal is reported by the parent's rules and returns false.
    */
   boolean arm(PoolTask task, long delayNanos, boolean timer);
 
@@ -24,9 +24,10 @@ interface TaskParent extends DisposableContainer {
   /** Whether a task accepted earlier is skipped when reached: its worker was disposed. */
   boolean skipsAccepted();
 
-  /** A task of this parent starts: its worker's lane has a thread, so the worker is admitted. */
-  void running();
-
-  /** The pool cancelled a pending timer of this parent without a dispose (the pool shut down). */
-  void timerCancelledByPool();
+  /**
+   * The pool ended a task of this parent unrun, without a dispose: it cancelled a pending timer (the
+   * pool shut down), or the task {@code expired}: an immediate direct task waited in the pool's line
+   * past its deadline ({@code maxWaitInLine}).
+   */
+  void cancelledByPool(boolean expired);
 }

@@ -2,6 +2,7 @@ package dev.warmpool.rxjava3;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatNoException;
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import dev.warmpool.PoolClosedException;
@@ -47,6 +48,26 @@ class ConventionalRejectionTest {
     Scheduler.Worker w = s.createWorker();
     assertThat(w.schedule(() -> { })).isSameAs(Disposable.disposed());
     assertOneRejection(PoolOverloadedException.class);
+  }
+
+  /**
+   * Issue 23: a direct task that expires in a blocking pool's line never runs and is reported like a
+   * rejection, to {@code RxJavaPlugins.onError}; its disposable reads disposed.
+   */
+  @Test
+  void aDirectTaskExpiredInLineGoesToOnErrorLikeARejection_issue23() {
+    WorkerPool pool = fx.pool(b -> b.capacity(1).maxWaitInLine(Duration.ofMillis(20)));
+    Scheduler s = PoolSchedulers.from(pool);
+    fx.saturate(pool);
+    CountDownLatch ran = new CountDownLatch(1);
+    Disposable d = s.scheduleDirect(ran::countDown);
+    await().until(() -> fx.errors.size() == 1);
+    assertOneRejection(PoolOverloadedException.class);
+    assertThat(d.isDisposed()).isTrue();
+    fx.holdsRelease();
+    RxFixture.awaitQuiet(pool);
+    assertThat(ran.getCount()).isEqualTo(1);
+    assertThat(pool.stats().expired()).isEqualTo(1);
   }
 
   /**

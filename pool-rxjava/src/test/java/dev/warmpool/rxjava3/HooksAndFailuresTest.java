@@ -5,7 +5,9 @@ import static org.assertj.core.api.Assertions.assertThatNullPointerException;
 import static org.awaitility.Awaitility.await;
 
 import dev.warmpool.WorkerPool;
+import io.reactivex.rxjava3.core.Completable;
 import io.reactivex.rxjava3.core.Scheduler;
+import io.reactivex.rxjava3.core.Single;
 import io.reactivex.rxjava3.disposables.Disposable;
 import io.reactivex.rxjava3.exceptions.UndeliverableException;
 import io.reactivex.rxjava3.plugins.RxJavaPlugins;
@@ -15,7 +17,6 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -91,9 +92,8 @@ class HooksAndFailuresTest {
   }
 
   @Test
-  void aThrowingWorkerTaskIsReportedOnceAndTheLaneGoesOn() {
-    List<Throwable> poolFailures = new CopyOnWriteArrayList<>();
-    WorkerPool pool = fx.pool(b -> b.capacity(1).failureHandler((t, e) -> poolFailures.add(e)));
+  void aThrowingWorkerTaskIsCountedReportedOnceAndTheLaneGoesOn() {
+    WorkerPool pool = fx.pool(b -> b.capacity(1));
     Scheduler.Worker w = PoolSchedulers.from(pool).createWorker();
     RuntimeException boom = new RuntimeException("boom");
     CountDownLatch later = new CountDownLatch(3);
@@ -108,15 +108,14 @@ class HooksAndFailuresTest {
     w.schedule(later::countDown, 30, TimeUnit.MILLISECONDS);
     RxFixture.awaitQuietly(later);
 
+    assertThat(pool.stats().failed()).isEqualTo(2);
     assertThat(fx.errors).hasSize(2).allSatisfy(e ->
         assertThat(e).isInstanceOf(UndeliverableException.class).hasCause(boom));
-    assertThat(poolFailures).isEmpty();
   }
 
   @Test
-  void aThrowingDirectTaskIsReportedOnce() {
-    List<Throwable> poolFailures = new CopyOnWriteArrayList<>();
-    WorkerPool pool = fx.pool(b -> b.capacity(1).failureHandler((t, e) -> poolFailures.add(e)));
+  void aThrowingDirectTaskIsCountedAndReportedOnce() {
+    WorkerPool pool = fx.pool(b -> b.capacity(1));
     Scheduler s = PoolSchedulers.from(pool);
     IllegalStateException boom = new IllegalStateException("boom");
     Disposable d = s.scheduleDirect(() -> {
@@ -126,13 +125,14 @@ class HooksAndFailuresTest {
     CountDownLatch after = new CountDownLatch(1);
     s.scheduleDirect(after::countDown); // one worker: it survived
     RxFixture.awaitQuietly(after);
+    await().until(() -> pool.stats().failed() == 1);
     assertThat(fx.errors).containsExactly(boom); // a "bug" exception is passed unwrapped
-    assertThat(poolFailures).isEmpty();
   }
 
   @Test
   void aThrowingPeriodicTaskIsReportedOnceAndStops() {
-    Scheduler s = PoolSchedulers.from(fx.pool(b -> b.capacity(2)));
+    WorkerPool pool = fx.pool(b -> b.capacity(2));
+    Scheduler s = PoolSchedulers.from(pool);
     Scheduler.Worker w = s.createWorker();
     AtomicInteger runs = new AtomicInteger();
     Disposable p = w.schedulePeriodically(() -> {
@@ -145,13 +145,17 @@ class HooksAndFailuresTest {
     RxFixture.awaitQuietly(sentinel);
     assertThat(runs).hasValue(1);
     assertThat(fx.errors).hasSize(1);
+    await().until(() -> pool.stats().failed() == 1);
   }
 
+  /**
+   * As RxJava's own periodic tasks: the first throw is reported once and ends the schedule; the
+   * pool's fixed-rate schedule ends with it (nothing left tracked, no later run, one failure).
+   */
   @Test
   void aThrowingPeriodicDirectTaskIsReportedOnceAndStops() {
-    List<Throwable> poolFailures = new CopyOnWriteArrayList<>();
-    Scheduler s = PoolSchedulers.from(fx.pool(b -> b.capacity(2)
-        .failureHandler((t, e) -> poolFailures.add(e))));
+    WorkerPool pool = fx.pool(b -> b.capacity(2));
+    PoolScheduler s = (PoolScheduler) PoolSchedulers.from(pool);
     AtomicInteger runs = new AtomicInteger();
     IllegalStateException boom = new IllegalStateException("tick");
     Disposable p = s.schedulePeriodicallyDirect(() -> {
@@ -162,9 +166,11 @@ class HooksAndFailuresTest {
     CountDownLatch sentinel = new CountDownLatch(1);
     s.scheduleDirect(sentinel::countDown, 50, TimeUnit.MILLISECONDS); // later runs would be due
     RxFixture.awaitQuietly(sentinel);
+    RxFixture.awaitQuiet(pool);
     assertThat(runs).hasValue(1);
     assertThat(fx.errors).containsExactly(boom);
-    assertThat(poolFailures).isEmpty();
+    assertThat(pool.stats().failed()).isEqualTo(1);
+    await().until(() -> s.liveCount() == 0);
   }
 
   /** Schedules six failing tasks, one per door: immediate, delayed, periodic; direct and worker. */
@@ -175,17 +181,16 @@ class HooksAndFailuresTest {
     Scheduler.Worker w = s.createWorker();
     s.scheduleDirect(fail);
     s.scheduleDirect(fail, 1, TimeUnit.MILLISECONDS);
-    s.schedulePeriodicallyDirect(fail, 1, 1, TimeUnit.HOURS);
+    s.schedulePeriodicallyDirect(fail, 1, 3_600_000, TimeUnit.MILLISECONDS); // first run in 1 ms
     w.schedule(fail);
     w.schedule(fail, 1, TimeUnit.MILLISECONDS);
-    w.schedulePeriodically(fail, 1, 1, TimeUnit.HOURS);
+    w.schedulePeriodically(fail, 1, 3_600_000, TimeUnit.MILLISECONDS);
   }
 
   /**
    * Issue 21, fault 3: by default a failing adapter task counts in {@code stats().failed} and is
    * reported exactly once, to {@code RxJavaPlugins.onError} (not also to the thread's handler).
    */
-  @Disabled("issue 21 fault 3, open: needs a core API (REPORT-rxjava.md); fails 100% today")
   @Test
   void aFailingTaskIsCountedAndReportedOnceToOnErrorByDefault_guarantee8() {
     List<Throwable> threadHandler = new CopyOnWriteArrayList<>();
@@ -208,7 +213,6 @@ class HooksAndFailuresTest {
    * Issue 21, fault 3: a failure handler set on the builder sees every failure, adapter tasks
    * included, once each; then it is the one report ({@code RxJavaPlugins.onError} hears nothing).
    */
-  @Disabled("issue 21 fault 3, open: needs a core API (REPORT-rxjava.md); fails 100% today")
   @Test
   void anExplicitFailureHandlerSeesEveryAdapterFailure_guarantee8() {
     List<Throwable> poolFailures = new CopyOnWriteArrayList<>();
@@ -219,6 +223,48 @@ class HooksAndFailuresTest {
     RxFixture.awaitQuiet(pool);
     assertThat(pool.stats().failed()).isEqualTo(6);
     assertThat(poolFailures).hasSize(6).allSatisfy(e -> assertThat(e).isSameAs(boom));
+    assertThat(fx.errors).isEmpty();
+  }
+
+  /**
+   * Guarantee 8 through {@link PoolScope} and {@link PoolTransformers}: the six doors of a scope's
+   * scheduler, and a fatal error that RxJava rethrows out of a {@code subscribeOn} task (it is not
+   * the stream's to deliver); seven failures.
+   */
+  private static void failThroughScopeAndTransformer(WorkerPool pool, RuntimeException boom) {
+    PoolScope.completable(pool, s -> {
+      failOncePerDoor(s, boom);
+      return Completable.never();
+    }).subscribe();
+    Single.fromCallable(() -> {
+      throw new LinkageError("fatal", boom);
+    }).compose(PoolTransformers.subscribeOn(pool)).subscribe(v -> { }, e -> { });
+  }
+
+  @Test
+  void scopeAndTransformerFailuresAreCountedAndReportedOnceToOnError_guarantee8() {
+    WorkerPool pool = fx.pool(b -> b.capacity(2));
+    RuntimeException boom = new IllegalStateException("boom");
+    failThroughScopeAndTransformer(pool, boom);
+    await().until(() -> pool.stats().failed() == 7 && fx.errors.size() == 7);
+    RxFixture.awaitQuiet(pool);
+    assertThat(pool.stats().failed()).isEqualTo(7);
+    assertThat(fx.errors).filteredOn(e -> e == boom).hasSize(6);
+    assertThat(fx.errors).filteredOn(e -> e instanceof UndeliverableException)
+        .singleElement().satisfies(e -> assertThat(e.getCause()).isInstanceOf(LinkageError.class));
+  }
+
+  @Test
+  void anExplicitFailureHandlerSeesScopeAndTransformerFailures_guarantee8() {
+    List<Throwable> poolFailures = new CopyOnWriteArrayList<>();
+    WorkerPool pool = fx.pool(b -> b.capacity(2).failureHandler((t, e) -> poolFailures.add(e)));
+    RuntimeException boom = new IllegalStateException("boom");
+    failThroughScopeAndTransformer(pool, boom);
+    await().until(() -> pool.stats().failed() == 7 && poolFailures.size() == 7);
+    RxFixture.awaitQuiet(pool);
+    assertThat(pool.stats().failed()).isEqualTo(7);
+    assertThat(poolFailures).filteredOn(e -> e == boom).hasSize(6);
+    assertThat(poolFailures).filteredOn(e -> e instanceof LinkageError).hasSize(1);
     assertThat(fx.errors).isEmpty();
   }
 

@@ -25,6 +25,7 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -163,6 +164,55 @@ class PoolTransformersTest {
     BaseTestConsumer<Integer, ?> test = type.subscribe(op.of.apply(pool),
         new CopyOnWriteArrayList<>());
     test.assertError(PoolClosedException.class).assertNoValues().assertNotComplete();
+    assertThat(fx.errors).isEmpty();
+  }
+
+  /**
+   * Issue 23: a direct task that waits in a blocking pool's line past {@code maxWaitInLine} never
+   * runs and reaches the subscriber like a rejection, within a bounded wait.
+   */
+  @Test
+  void aTaskExpiredInLineEndsTheStreamWithPoolOverloaded_issue23()
+      throws InterruptedException {
+    WorkerPool pool = fx.pool(b -> b.capacity(1).maxWaitInLine(Duration.ofMillis(50)));
+    fx.saturate(pool); // the blocker holds the only seat until the test ends
+    AtomicInteger called = new AtomicInteger();
+    TestObserver<Integer> test = Single.fromCallable(called::incrementAndGet)
+        .compose(PoolTransformers.<Integer>subscribeOn(pool)).test();
+    assertThat(test.await(5, TimeUnit.SECONDS)).as("refused within 5 s").isTrue();
+    test.assertError(PoolOverloadedException.class).assertNoValues();
+    assertThat(called).hasValue(0);
+    assertThat(pool.stats().expired()).isEqualTo(1);
+    assertThat(fx.errors).isEmpty();
+  }
+
+  static List<Object[]> directCases() {
+    List<Object[]> direct = new java.util.ArrayList<>();
+    for (Type type : List.of(Type.SINGLE, Type.MAYBE, Type.COMPLETABLE)) {
+      for (Op op : Op.values()) {
+        direct.add(new Object[] {type, op});
+      }
+    }
+    direct.add(new Object[] {Type.OBSERVABLE, Op.SUBSCRIBE_ON});
+    return direct;
+  }
+
+  /** Issue 23, every type whose transformer schedules one direct task; exactly one onError. */
+  @ParameterizedTest
+  @org.junit.jupiter.params.provider.MethodSource("directCases")
+  void aDirectTaskExpiredInLineEndsTheStreamWithOneOnError_issue23(Type type, Op op)
+      throws InterruptedException {
+    WorkerPool pool = fx.pool(b -> b.capacity(1).maxWaitInLine(Duration.ofMillis(20)));
+    fx.saturate(pool);
+    List<String> threads = new CopyOnWriteArrayList<>();
+    BaseTestConsumer<Integer, ?> test = type.subscribe(op.of.apply(pool), threads);
+    assertThat(test.await(5, TimeUnit.SECONDS)).isTrue();
+    test.assertError(PoolOverloadedException.class).assertNoValues().assertNotComplete();
+    fx.holdsRelease();
+    RxFixture.awaitQuiet(pool);
+    test.assertError(PoolOverloadedException.class).assertNoValues().assertNotComplete();
+    assertThat(threads).noneMatch(t -> t.startsWith(pool.name() + "-"));
+    assertThat(pool.stats().expired()).isEqualTo(1);
     assertThat(fx.errors).isEmpty();
   }
 
