@@ -15,4 +15,14 @@ public interface CancellationAware extends Runnable {
 
   /** The task's timer was cancelled: it will not run (again). */
   void onCancel();
+
+  /**
+   * The task waited in a pool's line past its deadline ({@code maxWaitInLine}, or its own
+   * {@code enqueue} deadline) and will never run; {@code cause} says how long it waited. Called
+   * once, on a warmpool helper thread, instead of {@link #onCancel()}; by default it calls
+   * {@code onCancel()}. An adapter overrides it to deliver {@code cause} as a rejection.
+   */
+  default void onExpired(PoolOverloadedException cause) {
+    onCancel();
+  }
 }

@@ -80,6 +80,13 @@ final class DecoratedTask implements FailureAware, CancellationAware {
     }
   }
 
+  @Override
+  public void onExpired(PoolOverloadedException cause) {
+    if (original instanceof CancellationAware c) {
+      c.onExpired(cause);
+    }
+  }
+
   /** A callable run through a decorated runnable; one call at a time, as a future makes it. */
   private static final class CallOnce<V> implements Callable<V> {
     private final Callable<V> task;

@@ -60,7 +60,7 @@ abstract class TaskKind {
       if (task instanceof Expirable e) {
         e.expired(cause);
       } else if (task instanceof CancellationAware c) {
-        c.onCancel();
+        c.onExpired(cause);
       }
     }
   };

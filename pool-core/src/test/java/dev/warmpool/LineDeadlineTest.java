@@ -102,6 +102,30 @@ class LineDeadlineTest {
   }
 
   @Test
+  void aCancellationAwareTaskThatOverridesOnExpiredHearsTheCause() throws Exception {
+    WorkerPool pool = pool(1, SHORT);
+    fixture.occupy(pool);
+    CompletableFuture<PoolOverloadedException> cause = new CompletableFuture<>();
+    AtomicInteger cancels = new AtomicInteger();
+    pool.enqueue(new CancellationAware() {
+      @Override
+      public void run() {}
+
+      @Override
+      public void onCancel() {
+        cancels.incrementAndGet();
+      }
+
+      @Override
+      public void onExpired(PoolOverloadedException e) {
+        cause.complete(e);
+      }
+    });
+    assertThat(cause.get(20, TimeUnit.SECONDS)).hasMessageContaining("ms in line");
+    assertThat(cancels).as("onExpired instead of onCancel").hasValue(0);
+  }
+
+  @Test
   void perTaskDeadlineOverridesThePoolsAndEntriesWithinTheirDeadlineKeepFifoOrder()
       throws Exception {
     WorkerPool pool = pool(1, null); // no pool limit
