@@ -2,7 +2,9 @@ package dev.warmpool.reactor;
 
 import dev.warmpool.WorkerPool;
 import java.time.Duration;
+import java.util.Objects;
 import java.util.concurrent.ThreadFactory;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
@@ -14,10 +16,26 @@ import reactor.core.scheduler.Schedulers;
  * {@code maxWaiting}, the TTL to {@code maxIdle}, and Reactor's thread factory (its names, daemon
  * flag, and virtual threads for the thread-per-task variant) to the pool's. The other scheduler
  * kinds keep Reactor's defaults.
+ *
+ * <p>Each pool is handed to {@code onNewPool} (from {@link PoolSchedulers#factory(Consumer)}) right
+ * after it is built and before the scheduler over it exists, so before it can run a task. If the
+ * callback throws, the pool is shut down and the exception propagates to the caller of Reactor's
+ * factory method.
  */
 final class PoolSchedulerFactory implements Schedulers.Factory {
   /** warmpool's default idle time where Reactor gives none (the thread-per-task variant). */
   private static final Duration NO_TTL_GIVEN = Duration.ofSeconds(60);
+
+  /** Called with every pool this factory builds; null for {@link PoolSchedulers#factory()}. */
+  private final Consumer<WorkerPool> onNewPool;
+
+  PoolSchedulerFactory() {
+    this.onNewPool = null;
+  }
+
+  PoolSchedulerFactory(Consumer<WorkerPool> onNewPool) {
+    this.onNewPool = Objects.requireNonNull(onNewPool, "onNewPool must not be null");
+  }
 
   @Override
   public Scheduler newBoundedElastic(int threadCap, int queuedTaskCap, ThreadFactory threadFactory,
@@ -31,15 +49,29 @@ final class PoolSchedulerFactory implements Schedulers.Factory {
     return owned(threadCap, queuedTaskCap, threadFactory, NO_TTL_GIVEN);
   }
 
-  private static Scheduler owned(int threadCap, int queuedTaskCap, ThreadFactory threadFactory,
+  private Scheduler owned(int threadCap, int queuedTaskCap, ThreadFactory threadFactory,
       Duration ttl) {
-    return PoolSchedulers.fromOwned(WorkerPool.builder()
+    WorkerPool pool = WorkerPool.builder()
         .name(nameOf(threadFactory))
         .capacity(threadCap)
         .maxWaiting(queuedTaskCap)
         .maxIdle(ttl)
         .threadFactory(threadFactory)
-        .build());
+        .build();
+    if (onNewPool != null) {
+      try {
+        onNewPool.accept(pool);
+      } catch (Throwable t) {
+        // the pool has run nothing and started no thread: close it rather than leak it
+        try {
+          pool.shutdownNow();
+        } catch (Throwable suppressed) {
+          t.addSuppressed(suppressed);
+        }
+        throw t;
+      }
+    }
+    return PoolSchedulers.fromOwned(pool);
   }
 
   /** Reactor's thread factories supply their name prefix ("boundedElastic" or the user's). */
@@ -50,6 +82,6 @@ final class PoolSchedulerFactory implements Schedulers.Factory {
 
   @Override
   public String toString() {
-    return "PoolSchedulers.factory()";
+    return onNewPool == null ? "PoolSchedulers.factory()" : "PoolSchedulers.factory(onNewPool)";
   }
 }

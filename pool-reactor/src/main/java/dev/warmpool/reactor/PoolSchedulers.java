@@ -136,4 +136,25 @@ public final class PoolSchedulers {
   public static reactor.core.scheduler.Schedulers.Factory factory() {
     return new PoolSchedulerFactory();
   }
+
+  /**
+   * Like {@link #factory()}, and every pool the factory makes is first handed to {@code onNewPool},
+   * so that the pools are not hidden from their user, for example to bind metrics:
+   * <pre>{@code
+   * Schedulers.setFactory(PoolSchedulers.factory(
+   *     pool -> new WorkerPoolMetrics(pool, Tags.empty()).bindTo(registry)));
+   * }</pre>
+   * The callback is called once per pool, on the thread that asked Reactor for the scheduler
+   * ({@code Schedulers.newBoundedElastic(..)}, or the first {@code Schedulers.boundedElastic()}),
+   * after the pool is built and before the scheduler over it exists: the pool has run no task and
+   * started no thread yet. It should not shut the pool down (the scheduler would reject all work).
+   * If the callback throws, the pool is shut down ({@link WorkerPool#shutdownNow()}), no scheduler
+   * is made, and the exception propagates unchanged from Reactor's call.
+   *
+   * @throws NullPointerException if {@code onNewPool} is null
+   */
+  public static reactor.core.scheduler.Schedulers.Factory factory(
+      java.util.function.Consumer<WorkerPool> onNewPool) {
+    return new PoolSchedulerFactory(onNewPool);
+  }
 }
