@@ -51,8 +51,11 @@ class PoolPropertiesTest {
 
   @Test
   void capacityZeroIsRefusedNamingTheKey() {
-    warmpool().withPropertyValues("warmpool.pools.db.capacity=0")
-        .run(context -> assertRefused(context, "warmpool.pools.db.capacity"));
+    warmpool().withPropertyValues("warmpool.pools.db.capacity=0").run(context -> {
+      assertRefused(context, "warmpool.pools.db.capacity");
+      assertThat(context.getStartupFailure()).hasMessage("Property warmpool.pools.db.capacity with"
+          + " value '0' is invalid: capacity must be between 1 and 131072, was 0");
+    });
   }
 
   @Test
