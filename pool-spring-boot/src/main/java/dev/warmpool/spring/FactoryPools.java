@@ -4,6 +4,7 @@ import dev.warmpool.WorkerPool;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The pools that Reactor's factory makes ({@code Schedulers.boundedElastic()} and the like): they
@@ -16,7 +17,7 @@ final class FactoryPools implements Consumer<WorkerPool> {
 
   /** Guarded by {@code this}: pools made while nobody listened; none once {@code listener} is set. */
   private final List<WorkerPool> pending = new ArrayList<>();
-  private Consumer<WorkerPool> listener;
+  private @Nullable Consumer<WorkerPool> listener;
 
   /** Reactor's factory calls this with every pool it makes. */
   @Override

@@ -4,6 +4,7 @@ import dev.warmpool.WorkerPool;
 import java.time.Duration;
 import java.util.Map;
 import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.BeanFactoryAware;
 import org.springframework.beans.factory.FactoryBean;
@@ -102,7 +103,7 @@ final class PoolBeanRegistrar implements ImportBeanDefinitionRegistrar, Environm
   }
 
   /** Hands a set value to the builder's setter; a value left out keeps the builder's default. */
-  private static <T> void apply(String key, T value, Consumer<T> setter) {
+  private static <T> void apply(String key, @Nullable T value, Consumer<T> setter) {
     if (value == null) {
       return;
     }

@@ -5,6 +5,7 @@ import dev.warmpool.rxjava3.PoolSchedulers;
 import io.reactivex.rxjava3.core.Scheduler;
 import io.reactivex.rxjava3.plugins.RxJavaPlugins;
 import java.util.Arrays;
+import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.BeanNameAware;
 import org.springframework.beans.factory.DisposableBean;
 import org.springframework.beans.factory.config.BeanFactoryPostProcessor;
@@ -63,7 +64,7 @@ final class RxJavaIo implements BeanFactoryPostProcessor, BeanNameAware, Disposa
   private static final class Handler implements io.reactivex.rxjava3.functions.Function<Scheduler, Scheduler> {
     private final ConfigurableListableBeanFactory beanFactory;
     private final String poolName;
-    private volatile Scheduler scheduler;
+    private volatile @Nullable Scheduler scheduler;
 
     Handler(ConfigurableListableBeanFactory beanFactory, String poolName) {
       this.beanFactory = beanFactory;

@@ -3,6 +3,7 @@ package dev.warmpool.spring;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
 /**
@@ -58,22 +59,22 @@ public class WarmpoolProperties {
      * Most tasks running at once and most worker threads, from 1 to 131072. Default: 10 x the
      * available processors.
      */
-    private Integer capacity;
+    private @Nullable Integer capacity;
 
     /** How long an idle worker is kept before it is retired (> 0). Default: 60s. */
-    private Duration maxIdle;
+    private @Nullable Duration maxIdle;
 
     /** Whether a task is rejected at once when every seat is taken, instead of waiting in line. */
     private boolean nonblocking = false;
 
     /** Blocking mode: the most entries the waiting line holds before rejecting (>= 0). Default: 100000. */
-    private Integer maxWaiting;
+    private @Nullable Integer maxWaiting;
 
     /**
      * Blocking mode: the longest an entry may wait in line for a seat before it is refused (> 0).
      * Default: no limit.
      */
-    private Duration maxWaitInLine;
+    private @Nullable Duration maxWaitInLine;
 
     /** Whether the workers are virtual threads (needs Java 21 or newer). */
     private boolean virtualThreads = false;
@@ -81,19 +82,19 @@ public class WarmpoolProperties {
     /** Whether this pool is the primary WorkerPool bean; at most one pool may be. */
     private boolean primary = false;
 
-    public Integer getCapacity() {
+    public @Nullable Integer getCapacity() {
       return capacity;
     }
 
-    public void setCapacity(Integer capacity) {
+    public void setCapacity(@Nullable Integer capacity) {
       this.capacity = capacity;
     }
 
-    public Duration getMaxIdle() {
+    public @Nullable Duration getMaxIdle() {
       return maxIdle;
     }
 
-    public void setMaxIdle(Duration maxIdle) {
+    public void setMaxIdle(@Nullable Duration maxIdle) {
       this.maxIdle = maxIdle;
     }
 
@@ -105,19 +106,19 @@ public class WarmpoolProperties {
       this.nonblocking = nonblocking;
     }
 
-    public Integer getMaxWaiting() {
+    public @Nullable Integer getMaxWaiting() {
       return maxWaiting;
     }
 
-    public void setMaxWaiting(Integer maxWaiting) {
+    public void setMaxWaiting(@Nullable Integer maxWaiting) {
       this.maxWaiting = maxWaiting;
     }
 
-    public Duration getMaxWaitInLine() {
+    public @Nullable Duration getMaxWaitInLine() {
       return maxWaitInLine;
     }
 
-    public void setMaxWaitInLine(Duration maxWaitInLine) {
+    public void setMaxWaitInLine(@Nullable Duration maxWaitInLine) {
       this.maxWaitInLine = maxWaitInLine;
     }
 
@@ -162,13 +163,13 @@ public class WarmpoolProperties {
      * Name of the WorkerPool bean that backs RxJava's Schedulers.io(), installed before other beans
      * are created and removed when the context closes. Needs warmpool-rxjava.
      */
-    private String io;
+    private @Nullable String io;
 
-    public String getIo() {
+    public @Nullable String getIo() {
       return io;
     }
 
-    public void setIo(String io) {
+    public void setIo(@Nullable String io) {
       this.io = io;
     }
   }

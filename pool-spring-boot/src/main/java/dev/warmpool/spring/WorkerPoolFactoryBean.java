@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.DisposableBean;
 import org.springframework.beans.factory.FactoryBean;
 import org.springframework.beans.factory.InitializingBean;
@@ -32,7 +33,7 @@ final class WorkerPoolFactoryBean implements FactoryBean<WorkerPool>, Initializi
   private final boolean virtualThreads;
   private final Duration awaitTermination;
   private final ObjectProvider<TaskDecorator> decorators;
-  private WorkerPool pool;
+  private @Nullable WorkerPool pool;
 
   WorkerPoolFactoryBean(String key, WorkerPool.Builder builder, boolean virtualThreads,
       Duration awaitTermination, ObjectProvider<TaskDecorator> decorators) {
@@ -59,7 +60,7 @@ final class WorkerPoolFactoryBean implements FactoryBean<WorkerPool>, Initializi
     }
   }
 
-  private static TaskDecorator combined(List<TaskDecorator> decorators) {
+  private static @Nullable TaskDecorator combined(List<TaskDecorator> decorators) {
     if (decorators.isEmpty()) {
       return null;
     }
@@ -67,7 +68,7 @@ final class WorkerPoolFactoryBean implements FactoryBean<WorkerPool>, Initializi
   }
 
   @Override
-  public WorkerPool getObject() {
+  public @Nullable WorkerPool getObject() {
     return pool;
   }
 

@@ -6,4 +6,7 @@
  * {@link dev.warmpool.spring.WarmpoolAutoConfiguration}; the only other public type is
  * {@link dev.warmpool.spring.WarmpoolProperties}.
  */
+@NullMarked
 package dev.warmpool.spring;
+
+import org.jspecify.annotations.NullMarked;
