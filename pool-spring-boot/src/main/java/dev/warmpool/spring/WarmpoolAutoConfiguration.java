@@ -1,0 +1,72 @@
+package dev.warmpool.spring;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import org.springframework.beans.factory.ListableBeanFactory;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Import;
+import org.springframework.core.env.Environment;
+
+/**
+ * warmpool's Spring Boot auto-configuration (see {@link WarmpoolProperties} for the keys):
+ * <ul>
+ *   <li>one {@link dev.warmpool.WorkerPool} bean per {@code warmpool.pools.<name>} entry, named
+ *       {@code <name>}, with the context's {@code TaskDecorator} beans as its task decorator, closed
+ *       gracefully with the context ({@link PoolBeanRegistrar}, {@link WorkerPoolFactoryBean});</li>
+ *   <li>{@code warmpool.reactor.bounded-elastic=true}: Reactor's bounded-elastic schedulers on
+ *       warmpool (with warmpool-reactor on the class path; {@link ReactorBoundedElastic});</li>
+ *   <li>{@code warmpool.rxjava.io=<pool>}: RxJava's {@code Schedulers.io()} on that pool (with
+ *       warmpool-rxjava; {@link RxJavaIo});</li>
+ *   <li>with warmpool-micrometer and a {@code MeterRegistry} bean: every pool's meters
+ *       ({@link PoolMetricsBinder}).</li>
+ * </ul>
+ * Each optional part switches on only when its classes are on the class path; with warmpool-core
+ * alone the pools still work.
+ */
+@AutoConfiguration
+@EnableConfigurationProperties(WarmpoolProperties.class)
+@Import(PoolBeanRegistrar.class)
+public class WarmpoolAutoConfiguration {
+
+  /** Reactor's bounded-elastic schedulers on warmpool. */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(name = {"dev.warmpool.reactor.PoolSchedulers",
+      "reactor.core.scheduler.Schedulers"})
+  @ConditionalOnProperty(name = "warmpool.reactor.bounded-elastic", havingValue = "true")
+  static class ReactorConfiguration {
+    @Bean
+    static ReactorBoundedElastic warmpoolReactorBoundedElastic() {
+      return new ReactorBoundedElastic();
+    }
+  }
+
+  /** RxJava's {@code Schedulers.io()} on a pool. */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(name = {"dev.warmpool.rxjava3.PoolSchedulers",
+      "io.reactivex.rxjava3.plugins.RxJavaPlugins"})
+  @ConditionalOnProperty(name = RxJavaIo.KEY)
+  static class RxJavaConfiguration {
+    @Bean
+    static RxJavaIo warmpoolRxJavaIo(Environment environment) {
+      return new RxJavaIo(Binder.get(environment).bind(RxJavaIo.KEY, String.class).get());
+    }
+  }
+
+  /** Meters for every pool, when there is a registry. */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(name = {"dev.warmpool.micrometer.WorkerPoolMetrics",
+      "io.micrometer.core.instrument.MeterRegistry"})
+  static class MetricsConfiguration {
+    @Bean
+    static PoolMetricsBinder warmpoolMetricsBinder(ListableBeanFactory beanFactory,
+        ObjectProvider<MeterRegistry> registries, ObjectProvider<FactoryPools> factoryPools) {
+      return new PoolMetricsBinder(beanFactory, registries, factoryPools);
+    }
+  }
+}

@@ -1,0 +1,193 @@
+package dev.warmpool.spring;
+
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.jspecify.annotations.Nullable;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+
+/**
+ * The {@code warmpool.*} properties:
+ * <pre>{@code
+ * warmpool:
+ *   pools:
+ *     io:   { capacity: 64, max-idle: 10s, primary: true }
+ *     db:   { capacity: 20, max-waiting: 200, max-wait-in-line: 50ms }
+ *     http: { capacity: 32, nonblocking: true }
+ *   reactor.bounded-elastic: true      # Schedulers.boundedElastic() on warmpool
+ *   rxjava.io: io                      # RxJava's Schedulers.io() on the pool "io"
+ *   shutdown.await-termination: 30s
+ * }</pre>
+ * Every entry of {@code pools} becomes one {@link dev.warmpool.WorkerPool} bean named after its
+ * key; a setting left out keeps {@link dev.warmpool.WorkerPool#builder()}'s default. A value the
+ * builder refuses fails the start-up with a message naming the key.
+ */
+@ConfigurationProperties("warmpool")
+public class WarmpoolProperties {
+  /** The pools: one WorkerPool bean per entry, named after the entry's key (also the pool's name). */
+  private final Map<String, Pool> pools = new LinkedHashMap<>();
+
+  private final Reactor reactor = new Reactor();
+
+  private final Rxjava rxjava = new Rxjava();
+
+  private final Shutdown shutdown = new Shutdown();
+
+  /** The pools by name (bean name and pool name). */
+  public Map<String, Pool> getPools() {
+    return pools;
+  }
+
+  /** Reactor settings. */
+  public Reactor getReactor() {
+    return reactor;
+  }
+
+  /** RxJava settings. */
+  public Rxjava getRxjava() {
+    return rxjava;
+  }
+
+  /** How the pools close with the application context. */
+  public Shutdown getShutdown() {
+    return shutdown;
+  }
+
+  /** One pool: {@code warmpool.pools.<name>.*}. */
+  public static class Pool {
+    /**
+     * Most tasks running at once and most worker threads, from 1 to 131072. Default: 10 x the
+     * available processors.
+     */
+    private @Nullable Integer capacity;
+
+    /** How long an idle worker is kept before it is retired (> 0). Default: 60s. */
+    private @Nullable Duration maxIdle;
+
+    /** Whether a task is rejected at once when every seat is taken, instead of waiting in line. */
+    private boolean nonblocking = false;
+
+    /** Blocking mode: the most entries the waiting line holds before rejecting (>= 0). Default: 100000. */
+    private @Nullable Integer maxWaiting;
+
+    /**
+     * Blocking mode: the longest an entry may wait in line for a seat before it is refused (> 0).
+     * Default: no limit.
+     */
+    private @Nullable Duration maxWaitInLine;
+
+    /** Whether the workers are virtual threads (needs Java 21 or newer). */
+    private boolean virtualThreads = false;
+
+    /** Whether this pool is the primary WorkerPool bean; at most one pool may be. */
+    private boolean primary = false;
+
+    public @Nullable Integer getCapacity() {
+      return capacity;
+    }
+
+    public void setCapacity(@Nullable Integer capacity) {
+      this.capacity = capacity;
+    }
+
+    public @Nullable Duration getMaxIdle() {
+      return maxIdle;
+    }
+
+    public void setMaxIdle(@Nullable Duration maxIdle) {
+      this.maxIdle = maxIdle;
+    }
+
+    public boolean isNonblocking() {
+      return nonblocking;
+    }
+
+    public void setNonblocking(boolean nonblocking) {
+      this.nonblocking = nonblocking;
+    }
+
+    public @Nullable Integer getMaxWaiting() {
+      return maxWaiting;
+    }
+
+    public void setMaxWaiting(@Nullable Integer maxWaiting) {
+      this.maxWaiting = maxWaiting;
+    }
+
+    public @Nullable Duration getMaxWaitInLine() {
+      return maxWaitInLine;
+    }
+
+    public void setMaxWaitInLine(@Nullable Duration maxWaitInLine) {
+      this.maxWaitInLine = maxWaitInLine;
+    }
+
+    public boolean isVirtualThreads() {
+      return virtualThreads;
+    }
+
+    public void setVirtualThreads(boolean virtualThreads) {
+      this.virtualThreads = virtualThreads;
+    }
+
+    public boolean isPrimary() {
+      return primary;
+    }
+
+    public void setPrimary(boolean primary) {
+      this.primary = primary;
+    }
+  }
+
+  /** {@code warmpool.reactor.*}. */
+  public static class Reactor {
+    /**
+     * Whether Reactor's bounded-elastic schedulers (Schedulers.boundedElastic() and
+     * newBoundedElastic(..)) are backed by warmpool, installed with PoolSchedulers.factory(..) before
+     * other beans are created and reset when the context closes. Needs warmpool-reactor.
+     */
+    private boolean boundedElastic = false;
+
+    public boolean isBoundedElastic() {
+      return boundedElastic;
+    }
+
+    public void setBoundedElastic(boolean boundedElastic) {
+      this.boundedElastic = boundedElastic;
+    }
+  }
+
+  /** {@code warmpool.rxjava.*}. */
+  public static class Rxjava {
+    /**
+     * Name of the WorkerPool bean that backs RxJava's Schedulers.io(), installed before other beans
+     * are created and removed when the context closes. Needs warmpool-rxjava.
+     */
+    private @Nullable String io;
+
+    public @Nullable String getIo() {
+      return io;
+    }
+
+    public void setIo(@Nullable String io) {
+      this.io = io;
+    }
+  }
+
+  /** {@code warmpool.shutdown.*}. */
+  public static class Shutdown {
+    /**
+     * How long each pool may take to finish its running and waiting tasks after shutdown() when the
+     * context closes; then shutdownNow() interrupts what is left (>= 0).
+     */
+    private Duration awaitTermination = Duration.ofSeconds(30);
+
+    public Duration getAwaitTermination() {
+      return awaitTermination;
+    }
+
+    public void setAwaitTermination(Duration awaitTermination) {
+      this.awaitTermination = awaitTermination;
+    }
+  }
+}
