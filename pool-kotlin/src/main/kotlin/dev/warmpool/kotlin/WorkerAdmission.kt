@@ -53,10 +53,19 @@ internal class WorkerAdmission(
     private lateinit var block: Runnable
     private var rejection: RejectedExecutionException? = null
 
-    /** What the lane runs: the block's start, unless it was withdrawn meanwhile. */
+    /**
+     * What the lane runs: the block's start, unless it was withdrawn meanwhile. One CAS from the state
+     * just read, retried while the dispatcher moves it PENDING -> QUEUED: two fixed CASes (QUEUED, then
+     * PENDING) both fail when [queued] lands between them, and the block would never run.
+     */
     val start: Runnable = Runnable {
-        if (state.compareAndSet(QUEUED, RUNNING) || state.compareAndSet(PENDING, RUNNING)) {
-            block.run()
+        while (true) {
+            val s = state.get()
+            if (s != PENDING && s != QUEUED) return@Runnable // rejected or withdrawn: the fallback has it
+            if (state.compareAndSet(s, RUNNING)) {
+                block.run()
+                return@Runnable
+            }
         }
     }
 
