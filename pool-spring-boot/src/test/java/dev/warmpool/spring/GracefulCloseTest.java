@@ -54,9 +54,9 @@ class GracefulCloseTest {
   }
 
   @Test
-  void aTaskStillRunningAfterAwaitTerminationIsInterrupted() {
+  void aTaskStillRunningAfterAwaitTerminationIsInterrupted() throws InterruptedException {
     AtomicReference<WorkerPool> pool = new AtomicReference<>();
-    AtomicBoolean interrupted = new AtomicBoolean();
+    CountDownLatch interrupted = new CountDownLatch(1);
     long[] closeNanos = new long[1];
     warmpool().withPropertyValues("warmpool.pools.db.capacity=1",
         "warmpool.shutdown.await-termination=100ms").run(context -> {
@@ -68,16 +68,18 @@ class GracefulCloseTest {
             try {
               Thread.sleep(30_000);
             } catch (InterruptedException e) {
-              interrupted.set(true);
+              interrupted.countDown();
             }
           });
-          started.await(5, TimeUnit.SECONDS);
+          assertThat(started.await(5, TimeUnit.SECONDS)).isTrue();
           closeNanos[0] = System.nanoTime();
         });
     long closeMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - closeNanos[0]);
     assertThat(closeMillis).isLessThan(10_000);
     assertThat(pool.get().isShutdown()).isTrue();
-    assertThat(interrupted).isTrue();
+    // shutdownNow interrupted the task; the close does not wait for the task to notice it
+    assertThat(interrupted.await(10, TimeUnit.SECONDS)).as("the running task was interrupted")
+        .isTrue();
   }
 
   @Test
