@@ -1,6 +1,8 @@
 package dev.warmpool;
 
+import java.time.Duration;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -249,8 +251,8 @@ final class Admission implements TaskEnvelope.Owner {
     PoolOverloadedException failure() {
       long waited = System.nanoTime() - joined;
       return new PoolOverloadedException(description + " is overloaded: the task waited "
-          + java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(waited) + " ms in line, past its"
-          + " deadline of " + AbstractWorkerPool.formatDuration(java.time.Duration.ofNanos(limit))
+          + TimeUnit.NANOSECONDS.toMillis(waited) + " ms in line, past its deadline of "
+          + AbstractWorkerPool.formatDuration(Duration.ofNanos(limit))
           + " (capacity " + capacity + ", waiting " + line.size() + ")");
     }
   }

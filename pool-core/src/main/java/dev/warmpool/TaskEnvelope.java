@@ -76,10 +76,7 @@ class TaskEnvelope implements TaskHandle {
         try {
           e.kind.run(e.arg, accounting, worker);
         } finally {
-          e.finish();
-          if (!accounting.stopping()) {
-            Thread.interrupted(); // a cancel(true) that landed as the task ended was for it alone
-          }
+          e.finish(); // a cancel(true) landing as the task ends: the next task's run clears it
         }
       }
     }
