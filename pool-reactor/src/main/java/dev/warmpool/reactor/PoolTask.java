@@ -299,7 +299,16 @@ final class PoolTask implements CancellationAware, FailureAware, Disposable {
   @Override
   public void onCancel() {
     if (cancelIfPending() && !timed) {
-      refuseExpired();
+      refuseExpired(new PoolOverloadedException(scheduler.pool.name()
+          + " is overloaded: the task waited in line past its deadline (maxWaitInLine)"));
+    }
+  }
+
+  /** An immediate task waited in line past its deadline: refused with core's cause. */
+  @Override
+  public void onExpired(PoolOverloadedException cause) {
+    if (cancelIfPending()) {
+      refuseExpired(cause);
     }
   }
 
@@ -308,9 +317,7 @@ final class PoolTask implements CancellationAware, FailureAware, Disposable {
    * scheduling operator is cancelled and its subscriber gets onError; with no subscriber to tell
    * (a runnable scheduled by hand), the error is dropped through Reactor's hook.
    */
-  private void refuseExpired() {
-    PoolOverloadedException cause = new PoolOverloadedException(scheduler.pool.name()
-        + " is overloaded: the task waited in line past its deadline (maxWaitInLine)");
+  private void refuseExpired(PoolOverloadedException cause) {
     Object actual = Scannable.from(source).scanUnsafe(Scannable.Attr.ACTUAL);
     if (actual instanceof CoreSubscriber<?> subscriber) {
       Subscription operator = source instanceof Subscription s ? s : null;

@@ -86,7 +86,8 @@ class LineDeadlineTest {
     Throwable error = ts.expectTerminalError();
     assertThat(error).isInstanceOf(RejectedExecutionException.class)
         .hasCauseInstanceOf(PoolOverloadedException.class);
-    assertThat(error.getCause()).hasMessageContaining("line-deadline");
+    assertThat(error.getCause()).hasMessageContaining("line-deadline")
+        .as("core's cause: how long it waited").hasMessageContaining("ms in line");
     assertThat(ts.getReceivedOnNext()).isEmpty();
     assertThat(ts.getProtocolErrors()).isEmpty();
     assertThat(droppedErrors).isEmpty();
