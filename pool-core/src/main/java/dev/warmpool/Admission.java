@@ -208,9 +208,8 @@ final class Admission implements TaskEnvelope.Owner {
     switch (line.offer(e, admitted ? Integer.MAX_VALUE : maxWaiting, admitted)) {
       case FULL -> {
         accounting.rejected();
-        throw new PoolOverloadedException(description + " is overloaded: every seat is taken"
-            + " (capacity " + capacity + ", busy " + placement.busy() + ") and the waiting line"
-            + " is full (maxWaiting " + maxWaiting + ")");
+        throw new PoolOverloadedException(seatsTaken() + " and the waiting line is full"
+            + " (maxWaiting " + maxWaiting + ")");
       }
       case REFUSED -> throw closed();
       case LINKED -> {
@@ -334,9 +333,9 @@ final class Admission implements TaskEnvelope.Owner {
           throw closed();
         }
         if (s == TaskEnvelope.EXPIRED) {
-          Expiry x = (Expiry) e.expiry;
-          throw x != null ? x.failure() : new PoolOverloadedException(description
-              + " is overloaded: the task waited in line past its deadline");
+          // Only its own timer expires an entry, and nothing clears that timer from an entry
+          // that left the line expired: it is there to say how long the caller waited.
+          throw ((Expiry) e.expiry).failure();
         }
         if (s != TaskEnvelope.WAITING) {
           return true;
@@ -478,8 +477,13 @@ final class Admission implements TaskEnvelope.Owner {
 
   PoolOverloadedException overloaded() {
     accounting.rejected();
-    return new PoolOverloadedException(description + " is overloaded: every seat is taken"
-        + " (capacity " + capacity + ", busy " + placement.busy() + ")");
+    return new PoolOverloadedException(seatsTaken());
+  }
+
+  /** The overload message's common part: the pool, its capacity and the tasks running. */
+  private String seatsTaken() {
+    return description + " is overloaded: every seat is taken (capacity " + capacity + ", busy "
+        + placement.busy() + ")";
   }
 
   /** A subpool's seated task that its full parent refused. */
