@@ -53,19 +53,10 @@ internal class WorkerAdmission(
     private lateinit var block: Runnable
     private var rejection: RejectedExecutionException? = null
 
-    /**
-     * What the lane runs: the block's start, unless it was withdrawn meanwhile. One CAS from the state
-     * just read, retried while the dispatcher moves it PENDING -> QUEUED: two fixed CASes (QUEUED, then
-     * PENDING) both fail when [queued] lands between them, and the block would never run.
-     */
+    /** What the lane runs: the block's start, unless it was withdrawn meanwhile. */
     val start: Runnable = Runnable {
-        while (true) {
-            val s = state.get()
-            if (s != PENDING && s != QUEUED) return@Runnable // rejected or withdrawn: the fallback has it
-            if (state.compareAndSet(s, RUNNING)) {
-                block.run()
-                return@Runnable
-            }
+        if (state.compareAndSet(QUEUED, RUNNING) || state.compareAndSet(PENDING, RUNNING)) {
+            block.run()
         }
     }
 
