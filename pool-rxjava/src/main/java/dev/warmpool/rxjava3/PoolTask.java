@@ -1,50 +1,48 @@
 package dev.warmpool.rxjava3;
 
+import dev.warmpool.CancellationAware;
+import dev.warmpool.FailureAware;
+import dev.warmpool.PoolOverloadedException;
+import dev.warmpool.TaskHandle;
 import io.reactivex.rxjava3.core.Scheduler;
 import io.reactivex.rxjava3.disposables.Disposable;
 import io.reactivex.rxjava3.plugins.RxJavaPlugins;
 import io.reactivex.rxjava3.schedulers.SchedulerRunnableIntrospection;
-import dev.warmpool.CancellationAware;
-import dev.warmpool.FailureAware;
-import dev.warmpool.TaskHandle;
+import java.util.Objects;
 import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The adapter's one task class and its {@link Disposable}, shaped like RxJava's
- * {@code ScheduledRunnable}: a one-shot task, direct or of a worker, or a periodic one. It knows its
- * {@link TaskParent} (a {@code DisposableContainer}), never the scheduler.
+ * {@code ScheduledRunnable}: immediate, delayed or periodic, direct or of a worker. It knows its
+ * {@link TaskParent} (a {@code DisposableContainer}), never the scheduler or worker behind it.
  *
  * <h2>States</h2>
  * <pre>
  *   READY   -> RUNNING   run() starts a run
  *   RUNNING -> FINISHED  a one-shot run returned or threw; a periodic run threw
- *   RUNNING -> READY     a periodic run returned: it arms its next run through its parent
- *   READY   -> FINISHED  dispose() (or the core's cancel) before a run: no run follows; a pending
- *                        timer leaves the pool's timer now, a task in line leaves the line
- *   READY   -> FINISHED  onCancel(): the pool ended it unrun (a timer at shutdown or lane close,
- *                        or an immediate direct task past its line deadline); its parent hears
- *   RUNNING -> FINISHED  dispose() while it runs: it is not interrupted; a periodic one stops
+ *   RUNNING -> READY     a periodic run returned; a worker's one arms its next run
+ *   READY   -> FINISHED  dispose(), or the pool ended it unrun (onCancel: a timer cancelled by a
+ *                        shutdown or a lane close; onExpired: it waited in line past its deadline);
+ *                        no run follows, and its handle is withdrawn (the line or the timer let go)
+ *   RUNNING -> FINISHED  dispose() during a run: not interrupted; a periodic one stops
  * </pre>
- * {@link #isDisposed()} is true in FINISHED, so a task's disposable reports disposed after it ran.
- * A task disposed before it ran lets go of its runnable: {@link #getWrappedRunnable()} then returns
- * {@code Functions.EMPTY_RUNNABLE}, as RxJava's executor scheduler does for its delayed direct tasks
- * (its {@code ExecutorSchedulerTest} checks that identity), and a disposed task left in a lane's
- * queue until the lane reaches it no longer holds the user's code.
+ * {@link #isDisposed()} is true in FINISHED. A task ended before a run lets go of its runnable:
+ * {@link #getWrappedRunnable()} then returns RxJava's {@code Functions.EMPTY_RUNNABLE}, as its
+ * executor scheduler does for its delayed direct tasks.
  *
- * <p><b>Periodic tasks</b> ({@link Kind}): a direct one runs under the pool's own fixed-rate
- * schedule, as RxJava's {@code ExecutorScheduler} puts it under a {@code ScheduledExecutorService}'s;
- * a worker's one runs as RxJava's default {@code Worker.schedulePeriodically} runs it: each run is
- * one task of the lane (a timer, or at once when late), the next armed after the run returned,
- * the rate kept on the worker's {@code now()} and rebased after a clock jump beyond
- * {@link Scheduler#clockDriftTolerance()}. Runs never overlap; the schedule hook was applied once.
+ * <p><b>Periodic tasks</b>: a direct one runs under the pool's fixed-rate schedule, as under
+ * RxJava's {@code ExecutorScheduler}; a worker's one as under RxJava's default {@code
+ * Worker.schedulePeriodically}: each run is one task of the lane, the next armed after the run
+ * returned, the rate kept on the worker's {@code now()} and rebased after a jump beyond {@link
+ * Scheduler#clockDriftTolerance()}. Runs never overlap; the schedule hook is applied once.
  *
- * <p><b>Failures</b> (DESIGN.md guarantee 8): a task that throws ends (a periodic one too, as
- * RxJava's periodic tasks do) and rethrows, so the pool counts it in {@code stats().failed} and
- * reports it once: to {@link #onFailure}, hence {@link RxJavaPlugins#onError}, or, if the pool's
- * builder set a failure handler, to that handler only. The lane goes on with its next task.
+ * <p><b>Failures</b> (guarantee 8): a run that throws ends the task (a periodic one too, as in
+ * RxJava) and rethrows, so the pool counts it in {@code stats().failed} and reports it once: to
+ * {@link #onFailure}, hence {@link RxJavaPlugins#onError}, or to the builder's failure handler only.
  */
 final class PoolTask extends AtomicInteger
     implements CancellationAware, FailureAware, Disposable, SchedulerRunnableIntrospection {
@@ -53,106 +51,116 @@ final class PoolTask extends AtomicInteger
   private static final int RUNNING = 1;
   private static final int FINISHED = 2;
   /**
-   * What a task disposed before it ran unwraps to: RxJava's own no-op runnable
-   * ({@code Functions.EMPTY_RUNNABLE}), the one its executor scheduler returns. Its package is not
-   * exported from RxJava's module, so it is read from {@link Disposable#empty()}, which holds it;
-   * a no-op of our own should that ever change.
+   * RxJava's own no-op runnable ({@code Functions.EMPTY_RUNNABLE}); its package is not exported,
+   * so it is read from {@link Disposable#empty()}, which holds it.
    */
   static final Runnable EMPTY = emptyRunnable();
 
-  /** The task; null once it was disposed before a run. */
-  private volatile Runnable run;
-  /** Its worker, or its scheduler for a direct task. */
-  private final TaskParent parent;
-  /** The timer handle of the pending arm, cancelled by dispose. */
-  private volatile Future<?> future;
-  /** The pool's handle of an immediate direct task, withdrawn (out of the line) by dispose. */
-  private volatile TaskHandle handle;
-  private final Kind kind;
-  /** A re-arming task's period (0: again at once). */
-  private final long periodNanos;
-  // A re-arming task's rate, as in RxJava's PeriodicTask; used by its runs only, one at a time.
-  private long count;
-  private long lastNowNanos;
-  private long startNanos;
-
-  /** How a task runs: once, or periodically with the rate kept by the core or by the task. */
+  /** How a task runs; all but {@link #NOW} are tracked by their parent until they end. */
   enum Kind {
-    /** One run: a worker's task, or a delayed direct one (tracked by its scheduler). */
-    ONE_SHOT,
-    /**
-     * One run of an immediate direct task, through the pool's line ({@code enqueue}), where it can
-     * expire (a line deadline); not tracked.
-     */
-    IN_LINE,
+    /** One run, due now: it needs a thread now, and may expire in the pool's line. */
+    NOW,
+    /** One run after a delay, through the timer. */
+    DELAYED,
     /** A direct periodic task: the pool's {@code scheduleAtFixedRate} runs it. */
     FIXED_RATE,
     /** A worker's periodic task: each run arms the next through its parent, by RxJava's rule. */
     REARMING
   }
 
-  private PoolTask(Runnable run, TaskParent parent, Kind kind, long nowNanos,
-      long initialDelayNanos, long periodNanos) {
+  /** The task; null once it ended before a run. */
+  private volatile Runnable run;
+  private final TaskParent parent;
+  private final Kind kind;
+  /** The handle of its latest hand-off (a {@link TaskHandle} or a {@link Future}); see bind. */
+  private volatile Object handle;
+  private final long periodNanos;
+  // A re-arming task's rate, as in RxJava's PeriodicTask; used by its runs only, one at a time.
+  private long count;
+  private long lastNowNanos;
+  private long startNanos;
+
+  private PoolTask(Runnable run, TaskParent parent, Kind kind, long delayNanos, long periodNanos) {
     this.run = run;
     this.parent = parent;
     this.kind = kind;
     this.periodNanos = periodNanos;
-    this.lastNowNanos = nowNanos;
-    this.startNanos = nowNanos + initialDelayNanos;
-  }
-
-  /** A one-shot task: {@link Kind#IN_LINE} if {@code inLine}, else {@link Kind#ONE_SHOT}. */
-  static PoolTask oneShot(Runnable run, TaskParent parent, boolean inLine) {
-    return new PoolTask(run, parent, inLine ? Kind.IN_LINE : Kind.ONE_SHOT, 0, 0, 0);
-  }
-
-  /** A direct periodic task, for the pool's {@code scheduleAtFixedRate}; tracked by its scheduler. */
-  static PoolTask fixedRate(Runnable run, TaskParent parent) {
-    return new PoolTask(run, parent, Kind.FIXED_RATE, 0, 0, 0);
-  }
-
-  /** A worker's periodic task, first run {@code initialDelayNanos} from now: arm it so. */
-  static PoolTask rearming(Runnable run, TaskParent parent, long initialDelayNanos,
-      long periodNanos) {
-    return new PoolTask(run, parent, Kind.REARMING, parent.now(TimeUnit.NANOSECONDS),
-        initialDelayNanos, periodNanos);
-  }
-
-  /** Publishes the timer handle; cancels it at once if the task was disposed meanwhile. */
-  void setFuture(Future<?> f) {
-    future = f;
-    if (get() == FINISHED) { // written before read, as dispose does the reverse: no lost cancel
-      f.cancel(false);
+    if (kind == Kind.REARMING) {
+      lastNowNanos = parent.now(TimeUnit.NANOSECONDS);
+      startNanos = lastNowNanos + delayNanos;
     }
   }
 
-  /** Publishes the pool's handle; withdraws the task at once if it was disposed meanwhile. */
-  void setHandle(TaskHandle h) {
+  /**
+   * Schedules {@code run} (after the schedule hook) on {@code parent}: the one path of every
+   * {@code schedule} method. A refusal is reported by the parent's rules, never thrown.
+   *
+   * @return the task, or {@link Disposable#disposed()} if the parent or the pool refused it
+   */
+  static Disposable schedule(TaskParent parent, Kind kind, Runnable run, long delayNanos,
+      long periodNanos) {
+    Runnable decorated = Objects.requireNonNull(RxJavaPlugins.onSchedule(run),
+        "run is null (returned by the RxJavaPlugins.onSchedule hook)");
+    PoolTask task = new PoolTask(decorated, parent, kind, delayNanos, periodNanos);
+    if (kind != Kind.NOW && !parent.add(task)) {
+      return Disposable.disposed();
+    }
+    long delay = kind == Kind.NOW ? TaskParent.NOW : Math.max(0, delayNanos);
+    return task.handOff(delay) ? task : Disposable.disposed();
+  }
+
+  /** Hands this task on through its parent; a refusal ends it and is reported. */
+  private boolean handOff(long delayNanos) {
+    try {
+      Object h = parent.arm(this, delayNanos, kind == Kind.FIXED_RATE ? periodNanos : 0);
+      if (h != null) {
+        bind(h);
+      }
+      return true;
+    } catch (RejectedExecutionException e) {
+      dispose();
+      parent.refused(e);
+      return false;
+    }
+  }
+
+  /**
+   * The late-bound-handle rule, as RxJava's {@code setFuture}: the handle is known only after the
+   * hand-off, and a dispose may come first. Each side writes, then reads the other: so whichever
+   * comes second withdraws the task (a finished run makes the withdrawal a no-op).
+   */
+  private void bind(Object h) {
     handle = h;
-    if (get() == FINISHED) { // a finished run makes cancel() a no-op
-      h.cancel();
+    if (get() == FINISHED) {
+      withdraw(h);
+    }
+  }
+
+  private static void withdraw(Object h) {
+    if (h instanceof TaskHandle t) {
+      t.cancel(); // leaves the pool's line at once: waiting counts live work only
+    } else {
+      ((Future<?>) h).cancel(false);
     }
   }
 
   @Override
   public void run() {
-    if (parent.skipsAccepted()) {
-      return;
-    }
-    if (!compareAndSet(READY, RUNNING)) {
+    if (parent.skipsAccepted() || !compareAndSet(READY, RUNNING)) {
       return;
     }
     try {
-      run.run(); // non-null: only a dispose that wins READY clears it
+      run.run(); // non-null: only leaving READY for FINISHED clears it
     } catch (Throwable t) {
-      finish(false); // the pool ends a fixed-rate schedule whose run threw (its future fails)
+      finish(false); // the pool ends a fixed-rate schedule whose run threw
       throw t; // the pool counts it and reports it once (onFailure or its failure handler)
     }
-    if (kind == Kind.ONE_SHOT || kind == Kind.IN_LINE || !compareAndSet(RUNNING, READY)) {
+    if (kind == Kind.NOW || kind == Kind.DELAYED || !compareAndSet(RUNNING, READY)) {
       finish(true);
-    } else if (kind == Kind.REARMING && !parent.arm(this, nextDelayNanos(), false)) {
-      dispose(); // refused (the parent reported it): the schedule ends; its lane is admitted
-      // (it runs this task), so a next run due now is never refused for load
+    } else if (kind == Kind.REARMING) {
+      // Its lane is admitted (it runs this task), so a next run due now is never refused for load.
+      long next = nextDelayNanos();
+      handOff(next <= 0 ? TaskParent.NOW : next);
     }
   }
 
@@ -171,23 +179,19 @@ final class PoolTask extends AtomicInteger
     return next - now;
   }
 
-  /**
-   * The task ended in a run (it returned or threw, or was disposed during it) and is no longer
-   * tracked; a fixed-rate one cancels its schedule if {@code stop}.
-   */
+  /** Ended in a run; a fixed-rate one also ends its schedule if {@code stop}. */
   private void finish(boolean stop) {
     set(FINISHED);
-    Future<?> f = future;
-    future = null;
-    if (stop && kind == Kind.FIXED_RATE && f != null) {
-      f.cancel(false); // our own schedule; its onCancel finds us FINISHED
+    Object h = handle;
+    handle = null;
+    if (stop && kind == Kind.FIXED_RATE && h != null) {
+      withdraw(h); // our own schedule; its onCancel finds us FINISHED
     }
     untrack();
   }
 
-  /** Its parent no longer tracks it (an immediate direct task never was). */
   private void untrack() {
-    if (kind != Kind.IN_LINE) {
+    if (kind != Kind.NOW) {
       parent.delete(this);
     }
   }
@@ -211,35 +215,32 @@ final class PoolTask extends AtomicInteger
   /** Ended before a run: lets go of the runnable, the pool's line or timer, and the tracking. */
   private void release() {
     run = null;
-    TaskHandle h = handle;
+    Object h = handle;
     if (h != null) {
-      h.cancel(); // leaves the pool's line at once: waiting counts live work only
-    }
-    Future<?> f = future;
-    if (f != null) {
-      f.cancel(false);
+      withdraw(h);
     }
     untrack();
   }
 
-  /**
-   * The pool ended this task unrun without our dispose (which finishes the task first): it
-   * cancelled its timer (the pool shut down, the lane closed), or, for an {@link Kind#IN_LINE}
-   * task, the task waited in line past its deadline (the only reason the pool tells such a task).
-   * The task ends and its parent hears of it, which reports an expiry like a rejection.
-   */
+  /** The pool cancelled its pending timer (a shutdown, a lane close): its parent hears of it. */
   @Override
   public void onCancel() {
     if (compareAndSet(READY, FINISHED)) {
       release();
-      parent.cancelledByPool(kind == Kind.IN_LINE);
+      parent.cancelledByPool();
     }
   }
 
-  /**
-   * A run threw and the pool has no failure handler of its own: report it, once, as RxJava's
-   * schedulers do (the pool calls this once per failure; an explicit handler replaces it).
-   */
+  /** It waited in line past its deadline: refused with core's cause, like a rejection. */
+  @Override
+  public void onExpired(PoolOverloadedException cause) {
+    if (compareAndSet(READY, FINISHED)) {
+      release();
+      parent.refused(cause);
+    }
+  }
+
+  /** A run threw and the pool has no failure handler of its own: RxJava's hook, once. */
   @Override
   public void onFailure(Throwable failure) {
     RxJavaPlugins.onError(failure);

@@ -2,6 +2,7 @@ package dev.warmpool.rxjava3;
 
 import dev.warmpool.SerialExecutor;
 import io.reactivex.rxjava3.core.Scheduler;
+import io.reactivex.rxjava3.disposables.CompositeDisposable;
 import io.reactivex.rxjava3.disposables.Disposable;
 import java.util.Objects;
 import java.util.concurrent.RejectedExecutionException;
@@ -9,99 +10,85 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * An RxJava {@link Scheduler.Worker} over one serial lane of the pool: its tasks run one at a time,
- * non-delayed ones in submission order, and it holds a pool worker only while it has tasks.
+ * An RxJava {@link Scheduler.Worker} over one serial lane of the pool, as reactor-core's {@code
+ * ExecutorServiceWorker} is over an executor: its tasks run one at a time, immediate ones in order,
+ * and it holds a pool thread only while it has tasks. The lane is the container of its tasks:
+ * disposing closes it, which cancels its queued, delayed and periodic tasks; a running one finishes,
+ * and one the lane reaches after the dispose does not run.
  *
- * <p>Disposing closes the lane, which cancels its queued and delayed tasks (periodic ones too, since
- * a periodic task waits as a delayed one between runs); a task already running finishes. A task
- * polled by the lane concurrently with the dispose sees {@link #isDisposed()} and does not run.
- *
- * <p>A worker is also disposed once its scheduler shuts down (its {@code epoch} is then stale): its
- * queued tasks are skipped when the lane reaches them, unless the shutdown is an owning scheduler's,
- * which is its pool's graceful shutdown (they run). A worker with delayed or periodic tasks is
- * registered with the scheduler, so that shutdown closes its lane and releases its timers at once.
+ * <p>It is also disposed once its scheduler's run ({@code run}) ended: its queued tasks are then
+ * skipped, unless the scheduler owns its pool ({@code keepsAccepted}: that shutdown is the pool's
+ * graceful one, and they run). From its first timed task on it is tracked in that run, so that a
+ * shutdown closes its lane and lets go of its timers at once.
  */
 final class PoolWorker extends Scheduler.Worker implements TaskParent {
-  private final PoolScheduler scheduler;
   /** Null for a worker created by a shut-down scheduler: disposed from the start. */
   private final SerialExecutor lane;
+  private final CompositeDisposable run;
+  /** Its scheduler, seen as the parent that reports refusals and keeps the clock. */
+  private final TaskParent scheduler;
+  private final boolean keepsAccepted;
   private final AtomicBoolean disposed;
-  /** The scheduler's epoch at creation; a shutdown moves the scheduler's on. */
-  private final int epoch;
-  /** Whether the scheduler tracks this worker (it has had timed tasks). */
   private volatile boolean tracked;
 
-  PoolWorker(PoolScheduler scheduler, SerialExecutor lane, int epoch) {
-    this.scheduler = scheduler;
+  PoolWorker(SerialExecutor lane, CompositeDisposable run, TaskParent scheduler,
+      boolean keepsAccepted) {
     this.lane = lane;
-    this.epoch = epoch;
+    this.run = run;
+    this.scheduler = scheduler;
+    this.keepsAccepted = keepsAccepted;
     this.disposed = new AtomicBoolean(lane == null);
   }
 
   @Override
-  public Disposable schedule(Runnable run, long delay, TimeUnit unit) {
-    Objects.requireNonNull(run, "run is null");
-    Objects.requireNonNull(unit, "unit is null");
+  public Disposable schedule(Runnable task, long delay, TimeUnit unit) {
+    Objects.requireNonNull(task, "run is null");
+    long nanos = Objects.requireNonNull(unit, "unit is null").toNanos(delay);
     if (isDisposed()) {
       return Disposable.disposed();
     }
-    PoolTask task = PoolTask.oneShot(PoolScheduler.decorate(run), this, false);
-    return arm(task, unit.toNanos(delay), false) ? task : Disposable.disposed();
+    return PoolTask.schedule(this, nanos <= 0 ? PoolTask.Kind.NOW : PoolTask.Kind.DELAYED, task,
+        nanos, 0);
   }
 
-  /**
-   * Periodic as RxJava's default {@link Scheduler.Worker#schedulePeriodically} (see {@link
-   * PoolTask}): each run is one task of this worker's lane.
-   */
+  /** Periodic as RxJava's default {@code Worker.schedulePeriodically}: see {@link PoolTask}. */
   @Override
-  public Disposable schedulePeriodically(Runnable run, long initialDelay, long period,
+  public Disposable schedulePeriodically(Runnable task, long initialDelay, long period,
       TimeUnit unit) {
-    Objects.requireNonNull(run, "run is null");
+    Objects.requireNonNull(task, "run is null");
     Objects.requireNonNull(unit, "unit is null");
     if (isDisposed()) {
       return Disposable.disposed();
     }
-    long initial = unit.toNanos(initialDelay);
-    PoolTask task = PoolTask.rearming(PoolScheduler.decorate(run), this, initial,
+    return PoolTask.schedule(this, PoolTask.Kind.REARMING, task, unit.toNanos(initialDelay),
         unit.toNanos(period));
-    return arm(task, initial, true) ? task : Disposable.disposed();
   }
 
   /**
-   * A task due now needs a thread now: {@code lane.execute}, where the core admits or rejects the
-   * lane the first time it needs a thread (its first immediate task, or a due timer) and never
-   * rejects it afterwards (guarantee 6). A periodic task's first arm goes through the lane's timer,
-   * as a delayed task does, also when due now (guarantee 7).
+   * Due now: {@code lane.execute}, where the core admits or rejects the lane the first time it needs
+   * a thread and never rejects it afterwards (guarantee 6). Else through the lane's timer, also when
+   * due now (guarantee 7).
    */
   @Override
-  public boolean arm(PoolTask task, long delayNanos, boolean timer) {
-    if (isDisposed()) {
-      return false;
+  public Object arm(Runnable task, long delayNanos, long periodNanos) {
+    if (delayNanos == NOW) {
+      lane.execute(task);
+      return null;
     }
-    try {
-      if (delayNanos <= 0 && !timer) {
-        lane.execute(task);
-      } else {
-        trackForShutdown();
-        task.setFuture(lane.schedule(task, Math.max(0, delayNanos), TimeUnit.NANOSECONDS));
-      }
-      return true;
-    } catch (RejectedExecutionException e) {
-      rejected(e);
-      return false;
-    }
+    return lane.schedule(task, delayNanos, TimeUnit.NANOSECONDS);
   }
 
   /**
-   * A rejection ends this worker, as RxJava's own {@code ExecutorWorker} does: the worker disposes
-   * itself, so nothing more is scheduled on a worker whose stream already failed. The worker is one
-   * unit, rejected once (guarantee 6): of several calls refused at once only the one that disposes
-   * it reports. A closed lane means we were disposed meanwhile: not an error.
+   * A refusal ends this worker, as RxJava's own {@code ExecutorWorker}: nothing more is scheduled on
+   * a worker whose stream already failed. It is one unit, refused once (guarantee 6): of several
+   * calls refused at once only the one that disposes it reports. A closed lane or an ended run means
+   * it was disposed meanwhile: not an error.
    */
-  private void rejected(RejectedExecutionException e) {
-    if (epoch == scheduler.epoch() && disposed.compareAndSet(false, true)) {
+  @Override
+  public void refused(RejectedExecutionException e) {
+    if (!run.isDisposed() && disposed.compareAndSet(false, true)) {
       try {
-        scheduler.rejected(e);
+        scheduler.refused(e);
       } finally {
         release();
       }
@@ -109,36 +96,35 @@ final class PoolWorker extends Scheduler.Worker implements TaskParent {
   }
 
   @Override
-  public void cancelledByPool(boolean expired) {
-    scheduler.cancelledByPool(expired);
+  public void cancelledByPool() {
+    scheduler.cancelledByPool();
+  }
+
+  /** A timed task: from the first on, this worker is tracked in its scheduler's run. */
+  @Override
+  public boolean add(Disposable task) {
+    if (!tracked && !keepsAccepted) {
+      tracked = true;
+      run.add(this); // disposes this worker if the run ended
+      if (disposed.get()) {
+        run.delete(this); // a dispose between the flag and the add missed it
+      }
+    }
+    return !isDisposed();
   }
 
   /** The lane holds this worker's tasks (closing it cancels them): nothing to track per task. */
   @Override
-  public boolean add(Disposable d) {
-    return !isDisposed();
-  }
-
-  @Override
-  public boolean remove(Disposable d) {
-    d.dispose();
+  public boolean remove(Disposable task) {
+    task.dispose();
     return true;
   }
 
   @Override
-  public boolean delete(Disposable d) {
+  public boolean delete(Disposable task) {
     return false;
   }
 
-  /** From its first timed task on, a shutdown must close this worker's lane to release timers. */
-  private void trackForShutdown() {
-    if (!tracked) {
-      tracked = true;
-      scheduler.track(this);
-    }
-  }
-
-  /** The scheduler's clock, so that worker and scheduler always agree. */
   @Override
   public long now(TimeUnit unit) {
     return scheduler.now(unit);
@@ -151,26 +137,20 @@ final class PoolWorker extends Scheduler.Worker implements TaskParent {
     }
   }
 
-  /** After this worker was marked disposed: closes its lane, which cancels its pending tasks. */
   private void release() {
     lane.close();
     if (tracked) {
-      scheduler.untrack(this);
+      run.delete(this);
     }
   }
 
   @Override
   public boolean isDisposed() {
-    return disposed.get() || epoch != scheduler.epoch();
+    return disposed.get() || run.isDisposed();
   }
 
-  /**
-   * Whether a task this worker accepted is skipped when its lane reaches it: the worker was disposed,
-   * or its scheduler shut down, unless that was an owning scheduler's graceful shutdown of its pool.
-   */
   @Override
   public boolean skipsAccepted() {
-    return disposed.get()
-        || (epoch != scheduler.epoch() && !scheduler.runsAcceptedAfterShutdown());
+    return disposed.get() || (!keepsAccepted && run.isDisposed());
   }
 }

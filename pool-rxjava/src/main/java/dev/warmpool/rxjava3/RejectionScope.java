@@ -6,7 +6,6 @@ import io.reactivex.rxjava3.core.Scheduler;
 import io.reactivex.rxjava3.subjects.CompletableSubject;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.Consumer;
 
 /**
  * One subscription's view of the pool: a scheduler whose rejections, instead of going to
@@ -16,7 +15,7 @@ import java.util.function.Consumer;
  * because the subscriber already knows, and so are rejections after the stream ended, because nobody
  * listens any more.
  */
-final class RejectionScope implements Consumer<RejectedExecutionException> {
+final class RejectionScope implements PoolScheduler.Rejections {
   private final CompletableSubject rejection = CompletableSubject.create();
   private final AtomicBoolean failed = new AtomicBoolean();
   private final PoolScheduler scheduler;
@@ -39,5 +38,11 @@ final class RejectionScope implements Consumer<RejectedExecutionException> {
     if (failed.compareAndSet(false, true)) {
       rejection.onError(e);
     }
+  }
+
+  /** A timer of the stream that the pool's shutdown cancelled: the stream must hear of it. */
+  @Override
+  public boolean reportsClosedTimers() {
+    return true;
   }
 }

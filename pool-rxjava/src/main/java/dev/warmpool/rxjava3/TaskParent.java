@@ -1,33 +1,39 @@
 package dev.warmpool.rxjava3;
 
 import io.reactivex.rxjava3.disposables.DisposableContainer;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 
 /**
- * What a {@link PoolTask} belongs to, as RxJava's {@code ScheduledRunnable} belongs to a
- * {@link DisposableContainer}: the {@link PoolWorker} whose lane runs it, or, for a direct task, the
- * {@link PoolScheduler}, which tracks a delayed or periodic one until it ends ({@link #delete} then).
+ * The container a {@link PoolTask} belongs to, as RxJava's {@code ScheduledRunnable} belongs to a
+ * {@link DisposableContainer}: a worker (its serial lane runs the task) or, for a direct task, its
+ * scheduler. {@link #add} is called before a delayed or periodic task is handed on and {@link
+ * #delete} when it ends; whoever tracks it for a shutdown does so there.
  */
 interface TaskParent extends DisposableContainer {
 
-  /**
-   * Hands the task to this parent's lane or pool, now ({@code delayNanos <= 0}) or after the delay.
-   * Due now, it needs a thread now and is admitted or rejected as an immediate task, unless
-   * {@code timer} (a periodic task's first arm), which goes through the timer and is never rejected
-   * for load (guarantee 7). A refusal is reported by the parent's rules and returns false.
-   */
-  boolean arm(PoolTask task, long delayNanos, boolean timer);
+  /** {@link #arm}'s delay for a task due now that needs a thread now: admitted or refused now. */
+  long NOW = -1;
 
-  /** The clock of this parent's scheduler; a periodic task keeps its rate on it. */
-  long now(TimeUnit unit);
+  /**
+   * Hands {@code task} to the pool or lane: due now as an immediate task ({@link #NOW}), else
+   * through the timer after {@code delayNanos} (0: due now, never refused for load, guarantee 7),
+   * at the core's fixed rate if {@code periodNanos > 0}.
+   *
+   * @return the hand-off's handle (a {@code TaskHandle} or a {@code Future}), or null if it has none
+   * @throws RejectedExecutionException if the pool or lane refused it
+   */
+  Object arm(Runnable task, long delayNanos, long periodNanos);
+
+  /** The pool refused a task of this parent, or the task expired in line: report it by its rules. */
+  void refused(RejectedExecutionException e);
+
+  /** The pool ended a pending timer of this parent unrun: it shut down, or the lane closed. */
+  void cancelledByPool();
 
   /** Whether a task accepted earlier is skipped when reached: its worker was disposed. */
   boolean skipsAccepted();
 
-  /**
-   * The pool ended a task of this parent unrun, without a dispose: it cancelled a pending timer (the
-   * pool shut down), or the task {@code expired}: an immediate direct task waited in the pool's line
-   * past its deadline ({@code maxWaitInLine}).
-   */
-  void cancelledByPool(boolean expired);
+  /** The clock of this parent's scheduler; a worker's periodic task keeps its rate on it. */
+  long now(TimeUnit unit);
 }
