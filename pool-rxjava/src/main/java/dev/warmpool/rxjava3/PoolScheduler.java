@@ -13,23 +13,18 @@ import java.util.function.ToLongFunction;
 
 /**
  * The RxJava {@link Scheduler} behind {@link PoolSchedulers} and {@link PoolScope}, as RxJava's
- * {@code ExecutorScheduler} over a {@code ScheduledExecutorService}; it holds no queue and no thread:
- * <pre>
- *   createWorker()                      -> a PoolWorker over pool.newSerialExecutor()
- *   scheduleDirect(run)                 -> pool.enqueue(task)   (never blocks; may expire in line)
- *   scheduleDirect(run, delay > 0)      -> pool.schedule(task, delay)
- *   schedulePeriodicallyDirect(...)     -> pool.scheduleAtFixedRate(task, ...)
- * </pre>
- * Every task passes through {@link RxJavaPlugins#onSchedule} once. A rejection from the core is
- * never thrown: it goes to {@code onRejected} and the call returns {@link Disposable#disposed()}.
+ * {@code ExecutorScheduler} over a {@code ScheduledExecutorService}: {@code createWorker()} is a
+ * {@link PoolWorker} over {@code pool.newSerialExecutor()}; a direct task goes to {@code
+ * pool.enqueue} (never blocks), {@code pool.schedule} or {@code pool.scheduleAtFixedRate}. A
+ * rejection is never thrown: it goes to {@code onRejected}, and the call returns {@link
+ * Disposable#disposed()}.
  *
- * <p><b>Lifecycle.</b> {@code tasks} is this run of the scheduler: the container of what a shutdown
- * must cancel (pending delayed and periodic direct tasks, and each worker from its first timed task
- * on). {@code shutdown()} disposes it, which is the shut-down state; {@code start()} puts a new one
- * in (changed only under {@code lifecycle}). A worker keeps the run it was created in and counts as
- * disposed once that ended, so workers need no registration on the hot path. An item added to an
- * ended run is disposed at once, so nothing created during a shutdown escapes it. An owning
- * scheduler tracks nothing: its shutdown is its pool's graceful one, which settles every timer.
+ * <p><b>Lifecycle.</b> {@code tasks} is this run of the scheduler: what a shutdown must cancel
+ * (pending delayed and periodic direct tasks, and workers from their first timed task on). {@code
+ * shutdown()} disposes it, which is the shut-down state; {@code start()} puts a new one in (both
+ * under {@code lifecycle}). A worker keeps the run it was created in and is disposed once that
+ * ended, so it needs no registration on the hot path; an item added to an ended run is disposed at
+ * once. An owning scheduler tracks nothing: its pool's graceful shutdown settles every timer.
  */
 final class PoolScheduler extends Scheduler implements TaskParent {
 
@@ -179,19 +174,8 @@ final class PoolScheduler extends Scheduler implements TaskParent {
   }
 
   @Override
-  public boolean remove(Disposable d) {
-    return tasks.remove(d);
-  }
-
-  @Override
   public boolean delete(Disposable d) {
     return tasks.delete(d);
-  }
-
-  /** A direct task is never skipped: once the pool has it, it runs. */
-  @Override
-  public boolean skipsAccepted() {
-    return false;
   }
 
   /** Tracked items: pending delayed or periodic direct tasks, workers with timed tasks; for tests. */

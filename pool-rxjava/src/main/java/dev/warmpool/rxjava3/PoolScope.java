@@ -59,8 +59,8 @@ public final class PoolScope {
   private PoolScope() {}
 
   /**
-   * A {@link Flowable} that subscribes to {@code body.apply(scheduler)} with a scheduler over
-   * {@code pool}; a rejection ends it with {@code onError}.
+   * A {@link Flowable} over the publisher that {@code body} builds, for each subscription, with a
+   * scheduler over {@code pool}; a rejection ends it with {@code onError}.
    *
    * @param pool the pool whose workers run the body's scheduled tasks; not closed by this
    * @param body builds the stream for one subscription; if it throws or returns null the subscriber
@@ -74,21 +74,14 @@ public final class PoolScope {
     check(pool, body);
     return Flowable.defer(() -> {
       RejectionScope scope = new RejectionScope(pool);
-      Publisher<? extends T> p = body.apply(scope.scheduler());
-      Objects.requireNonNull(p, "the body returned a null Publisher");
+      Publisher<? extends T> p = scope.open(body, "Publisher");
       return Flowable.<T>fromPublisher(p).takeUntil(scope.rejection().toFlowable());
     });
   }
 
   /**
-   * An {@link Observable} that subscribes to {@code body.apply(scheduler)} with a scheduler over
-   * {@code pool}; a rejection ends it with {@code onError}.
+   * As {@link #flowable}, for an {@link Observable}.
    *
-   * @param pool the pool whose workers run the body's scheduled tasks; not closed by this
-   * @param body builds the stream for one subscription; if it throws or returns null the subscriber
-   *     receives that error
-   * @param <T> the item type
-   * @return the stream; cold: each subscription calls the body anew
    * @throws NullPointerException if {@code pool} or {@code body} is null
    */
   public static <T> Observable<T> observable(WorkerPool pool,
@@ -96,21 +89,14 @@ public final class PoolScope {
     check(pool, body);
     return Observable.defer(() -> {
       RejectionScope scope = new RejectionScope(pool);
-      ObservableSource<? extends T> o = body.apply(scope.scheduler());
-      Objects.requireNonNull(o, "the body returned a null ObservableSource");
-      return Observable.<T>wrap(narrow(o)).takeUntil(scope.rejection().toObservable());
+      ObservableSource<T> o = narrow(scope.open(body, "ObservableSource"));
+      return Observable.wrap(o).takeUntil(scope.rejection().toObservable());
     });
   }
 
   /**
-   * A {@link Single} that subscribes to {@code body.apply(scheduler)} with a scheduler over
-   * {@code pool}; a rejection ends it with {@code onError}.
+   * As {@link #flowable}, for a {@link Single}.
    *
-   * @param pool the pool whose workers run the body's scheduled tasks; not closed by this
-   * @param body builds the stream for one subscription; if it throws or returns null the subscriber
-   *     receives that error
-   * @param <T> the item type
-   * @return the stream; cold: each subscription calls the body anew
    * @throws NullPointerException if {@code pool} or {@code body} is null
    */
   public static <T> Single<T> single(WorkerPool pool,
@@ -118,21 +104,14 @@ public final class PoolScope {
     check(pool, body);
     return Single.defer(() -> {
       RejectionScope scope = new RejectionScope(pool);
-      SingleSource<? extends T> s = body.apply(scope.scheduler());
-      Objects.requireNonNull(s, "the body returned a null SingleSource");
-      return Single.<T>wrap(narrow(s)).takeUntil(scope.rejection());
+      SingleSource<T> s = narrow(scope.open(body, "SingleSource"));
+      return Single.wrap(s).takeUntil(scope.rejection());
     });
   }
 
   /**
-   * A {@link Maybe} that subscribes to {@code body.apply(scheduler)} with a scheduler over
-   * {@code pool}; a rejection ends it with {@code onError}.
+   * As {@link #flowable}, for a {@link Maybe}.
    *
-   * @param pool the pool whose workers run the body's scheduled tasks; not closed by this
-   * @param body builds the stream for one subscription; if it throws or returns null the subscriber
-   *     receives that error
-   * @param <T> the item type
-   * @return the stream; cold: each subscription calls the body anew
    * @throws NullPointerException if {@code pool} or {@code body} is null
    */
   public static <T> Maybe<T> maybe(WorkerPool pool,
@@ -140,20 +119,14 @@ public final class PoolScope {
     check(pool, body);
     return Maybe.defer(() -> {
       RejectionScope scope = new RejectionScope(pool);
-      MaybeSource<? extends T> m = body.apply(scope.scheduler());
-      Objects.requireNonNull(m, "the body returned a null MaybeSource");
-      return Maybe.<T>wrap(narrow(m)).takeUntil(scope.rejection().<T>toMaybe());
+      MaybeSource<T> m = narrow(scope.open(body, "MaybeSource"));
+      return Maybe.wrap(m).takeUntil(scope.rejection().<T>toMaybe());
     });
   }
 
   /**
-   * A {@link Completable} that subscribes to {@code body.apply(scheduler)} with a scheduler over
-   * {@code pool}; a rejection ends it with {@code onError}.
+   * As {@link #flowable}, for a {@link Completable}.
    *
-   * @param pool the pool whose workers run the body's scheduled tasks; not closed by this
-   * @param body builds the stream for one subscription; if it throws or returns null the subscriber
-   *     receives that error
-   * @return the stream; cold: each subscription calls the body anew
    * @throws NullPointerException if {@code pool} or {@code body} is null
    */
   public static Completable completable(WorkerPool pool,
@@ -161,9 +134,7 @@ public final class PoolScope {
     check(pool, body);
     return Completable.defer(() -> {
       RejectionScope scope = new RejectionScope(pool);
-      CompletableSource c = body.apply(scope.scheduler());
-      Objects.requireNonNull(c, "the body returned a null CompletableSource");
-      return Completable.wrap(c).takeUntil(scope.rejection());
+      return Completable.wrap(scope.open(body, "CompletableSource")).takeUntil(scope.rejection());
     });
   }
 

@@ -19,30 +19,26 @@ import java.util.concurrent.atomic.AtomicReference;
  * The adapter's one task class and its {@link Disposable}, shaped like RxJava's
  * {@code ScheduledRunnable}: immediate, delayed or periodic, direct or of a worker. It knows its
  * {@link TaskParent} (a {@code DisposableContainer}), never the scheduler or worker behind it.
- *
- * <h2>States</h2>
  * <pre>
  *   READY   -> RUNNING   run() starts a run
  *   RUNNING -> FINISHED  a one-shot run returned or threw; a periodic run threw
  *   RUNNING -> READY     a periodic run returned; a worker's one arms its next run
  *   READY   -> FINISHED  dispose(), or the pool ended it unrun (onCancel: a timer cancelled by a
- *                        shutdown or a lane close; onExpired: it waited in line past its deadline);
- *                        no run follows, and its handle is withdrawn (the line or the timer let go)
+ *                        shutdown or a lane close; onExpired: past its line deadline); its handle
+ *                        is withdrawn, so the line or the timer lets go of it at once
  *   RUNNING -> FINISHED  dispose() during a run: not interrupted; a periodic one stops
  * </pre>
- * {@link #isDisposed()} is true in FINISHED. A task ended before a run lets go of its runnable:
- * {@link #getWrappedRunnable()} then returns RxJava's {@code Functions.EMPTY_RUNNABLE}, as its
- * executor scheduler does for its delayed direct tasks.
+ * {@link #isDisposed()} is true in FINISHED. Ended before a run, it lets go of its runnable:
+ * {@link #getWrappedRunnable()} is then RxJava's {@code Functions.EMPTY_RUNNABLE}, as there.
  *
- * <p><b>Periodic tasks</b>: a direct one runs under the pool's fixed-rate schedule, as under
- * RxJava's {@code ExecutorScheduler}; a worker's one as under RxJava's default {@code
- * Worker.schedulePeriodically}: each run is one task of the lane, the next armed after the run
- * returned, the rate kept on the worker's {@code now()} and rebased after a jump beyond {@link
- * Scheduler#clockDriftTolerance()}. Runs never overlap; the schedule hook is applied once.
+ * <p><b>Periodic</b>: a direct task runs under the pool's fixed rate, as under RxJava's {@code
+ * ExecutorScheduler}; a worker's as under RxJava's default {@code Worker.schedulePeriodically}: each
+ * run is one task of the lane, the next armed after it returned on the worker's {@code now()},
+ * rebased after a jump beyond {@link Scheduler#clockDriftTolerance()}. Runs never overlap.
  *
  * <p><b>Failures</b> (guarantee 8): a run that throws ends the task (a periodic one too, as in
- * RxJava) and rethrows, so the pool counts it in {@code stats().failed} and reports it once: to
- * {@link #onFailure}, hence {@link RxJavaPlugins#onError}, or to the builder's failure handler only.
+ * RxJava) and rethrows: the pool counts it and reports it once, to {@link #onFailure} or to the
+ * builder's failure handler instead.
  */
 final class PoolTask extends AtomicInteger
     implements CancellationAware, FailureAware, Disposable, SchedulerRunnableIntrospection {
@@ -50,23 +46,15 @@ final class PoolTask extends AtomicInteger
   private static final int READY = 0;
   private static final int RUNNING = 1;
   private static final int FINISHED = 2;
-  /**
-   * RxJava's own no-op runnable ({@code Functions.EMPTY_RUNNABLE}); its package is not exported,
-   * so it is read from {@link Disposable#empty()}, which holds it.
-   */
+  /** {@code Functions.EMPTY_RUNNABLE}, read from {@link Disposable#empty()} (not exported). */
   static final Runnable EMPTY = emptyRunnable();
 
-  /** How a task runs; all but {@link #NOW} are tracked by their parent until they end. */
-  enum Kind {
-    /** One run, due now: it needs a thread now, and may expire in the pool's line. */
-    NOW,
-    /** One run after a delay, through the timer. */
-    DELAYED,
-    /** A direct periodic task: the pool's {@code scheduleAtFixedRate} runs it. */
-    FIXED_RATE,
-    /** A worker's periodic task: each run arms the next through its parent, by RxJava's rule. */
-    REARMING
-  }
+  /**
+   * How a task runs: once due now (it needs a thread now and may expire in line), once after a
+   * delay, at the pool's fixed rate (direct), or re-armed by each run (a worker's). All but {@code
+   * NOW} are tracked by their parent until they end.
+   */
+  enum Kind { NOW, DELAYED, FIXED_RATE, REARMING }
 
   /** The task; null once it ended before a run. */
   private volatile Runnable run;
@@ -136,9 +124,10 @@ final class PoolTask extends AtomicInteger
     }
   }
 
+  /** A task in line leaves it at once (waiting counts live work only); a timer lets go. */
   private static void withdraw(Object h) {
     if (h instanceof TaskHandle t) {
-      t.cancel(); // leaves the pool's line at once: waiting counts live work only
+      t.cancel();
     } else {
       ((Future<?>) h).cancel(false);
     }
@@ -258,11 +247,8 @@ final class PoolTask extends AtomicInteger
   }
 
   private static Runnable emptyRunnable() {
-    Object empty = Disposable.empty();
-    if (empty instanceof AtomicReference<?> ref && ref.get() instanceof Runnable r) {
-      return r;
-    }
-    return () -> { };
+    return Disposable.empty() instanceof AtomicReference<?> ref
+        && ref.get() instanceof Runnable r ? r : () -> { };
   }
 
   @Override

@@ -11,15 +11,13 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * An RxJava {@link Scheduler.Worker} over one serial lane of the pool, as reactor-core's {@code
- * ExecutorServiceWorker} is over an executor: its tasks run one at a time, immediate ones in order,
- * and it holds a pool thread only while it has tasks. The lane is the container of its tasks:
- * disposing closes it, which cancels its queued, delayed and periodic tasks; a running one finishes,
- * and one the lane reaches after the dispose does not run.
+ * ExecutorServiceWorker} over an executor: tasks run one at a time, immediate ones in order, on a
+ * pool thread held only while there are tasks. The lane is the container of its tasks: disposing
+ * closes it, which cancels the pending ones; a running one finishes, a queued one does not run.
  *
- * <p>It is also disposed once its scheduler's run ({@code run}) ended: its queued tasks are then
- * skipped, unless the scheduler owns its pool ({@code keepsAccepted}: that shutdown is the pool's
- * graceful one, and they run). From its first timed task on it is tracked in that run, so that a
- * shutdown closes its lane and lets go of its timers at once.
+ * <p>It is disposed too once its scheduler's {@code run} ended (a shutdown): its queued tasks are
+ * then skipped, unless that shutdown was its pool's graceful one ({@code keepsAccepted}). From its
+ * first timed task on it is tracked in {@code run}, so that a shutdown closes its lane at once.
  */
 final class PoolWorker extends Scheduler.Worker implements TaskParent {
   /** Null for a worker created by a shut-down scheduler: disposed from the start. */
@@ -64,11 +62,7 @@ final class PoolWorker extends Scheduler.Worker implements TaskParent {
         unit.toNanos(period));
   }
 
-  /**
-   * Due now: {@code lane.execute}, where the core admits or rejects the lane the first time it needs
-   * a thread and never rejects it afterwards (guarantee 6). Else through the lane's timer, also when
-   * due now (guarantee 7).
-   */
+  /** The core admits the lane once, the first time it needs a thread (guarantee 6). */
   @Override
   public Object arm(Runnable task, long delayNanos, long periodNanos) {
     if (delayNanos == NOW) {
@@ -79,10 +73,8 @@ final class PoolWorker extends Scheduler.Worker implements TaskParent {
   }
 
   /**
-   * A refusal ends this worker, as RxJava's own {@code ExecutorWorker}: nothing more is scheduled on
-   * a worker whose stream already failed. It is one unit, refused once (guarantee 6): of several
-   * calls refused at once only the one that disposes it reports. A closed lane or an ended run means
-   * it was disposed meanwhile: not an error.
+   * A refusal ends this worker, as in RxJava's {@code ExecutorWorker}. It is one unit, refused once
+   * (guarantee 6): only the call that disposes it reports. Disposed or stopped meanwhile: no error.
    */
   @Override
   public void refused(RejectedExecutionException e) {
@@ -114,12 +106,6 @@ final class PoolWorker extends Scheduler.Worker implements TaskParent {
   }
 
   /** The lane holds this worker's tasks (closing it cancels them): nothing to track per task. */
-  @Override
-  public boolean remove(Disposable task) {
-    task.dispose();
-    return true;
-  }
-
   @Override
   public boolean delete(Disposable task) {
     return false;

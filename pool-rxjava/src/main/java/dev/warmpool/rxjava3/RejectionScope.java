@@ -3,7 +3,9 @@ package dev.warmpool.rxjava3;
 import dev.warmpool.WorkerPool;
 import io.reactivex.rxjava3.core.Completable;
 import io.reactivex.rxjava3.core.Scheduler;
+import io.reactivex.rxjava3.functions.Function;
 import io.reactivex.rxjava3.subjects.CompletableSubject;
+import java.util.Objects;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -22,6 +24,11 @@ final class RejectionScope implements PoolScheduler.Rejections {
 
   RejectionScope(WorkerPool pool) {
     this.scheduler = new PoolScheduler(pool, false, this, null, "PoolScope");
+  }
+
+  /** Builds the stream of one subscription; a null one is refused like a null task. */
+  <S> S open(Function<? super Scheduler, ? extends S> body, String type) throws Throwable {
+    return Objects.requireNonNull(body.apply(scheduler), "the body returned a null " + type);
   }
 
   Scheduler scheduler() {

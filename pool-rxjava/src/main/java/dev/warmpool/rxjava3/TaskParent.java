@@ -1,5 +1,6 @@
 package dev.warmpool.rxjava3;
 
+import io.reactivex.rxjava3.disposables.Disposable;
 import io.reactivex.rxjava3.disposables.DisposableContainer;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -32,8 +33,19 @@ interface TaskParent extends DisposableContainer {
   void cancelledByPool();
 
   /** Whether a task accepted earlier is skipped when reached: its worker was disposed. */
-  boolean skipsAccepted();
+  default boolean skipsAccepted() {
+    return false;
+  }
 
   /** The clock of this parent's scheduler; a worker's periodic task keeps its rate on it. */
   long now(TimeUnit unit);
+
+  @Override
+  default boolean remove(Disposable d) {
+    boolean removed = delete(d);
+    if (removed) {
+      d.dispose();
+    }
+    return removed;
+  }
 }
