@@ -62,9 +62,15 @@ final class PoolWorker extends Scheduler.Worker implements TaskParent {
         unit.toNanos(period));
   }
 
-  /** The core admits the lane once, the first time it needs a thread (guarantee 6). */
+  /**
+   * The core admits the lane once, the first time it needs a thread (guarantee 6). A periodic
+   * task's next run is not armed once this worker is disposed or stopped (its refusal is silent).
+   */
   @Override
   public Object arm(Runnable task, long delayNanos, long periodNanos) {
+    if (isDisposed()) {
+      throw new RejectedExecutionException("worker disposed");
+    }
     if (delayNanos == NOW) {
       lane.execute(task);
       return null;
