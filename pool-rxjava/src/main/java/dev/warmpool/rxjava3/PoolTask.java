@@ -187,17 +187,8 @@ final class PoolTask extends AtomicInteger
 
   @Override
   public void dispose() {
-    for (;;) {
-      int s = get();
-      if (s == FINISHED) {
-        return;
-      }
-      if (compareAndSet(s, FINISHED)) {
-        if (s == READY) { // else the run in progress ends it
-          release();
-        }
-        return;
-      }
+    if (getAndSet(FINISHED) == READY) { // from RUNNING the run in progress ends it
+      release();
     }
   }
 
