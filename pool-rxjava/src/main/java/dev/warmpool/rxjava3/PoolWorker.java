@@ -13,26 +13,27 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * An RxJava {@link Scheduler.Worker} over one serial lane of the pool, as reactor-core's {@code
  * ExecutorServiceWorker} over an executor: tasks run one at a time, immediate ones in order, on a
  * pool thread held only while there are tasks. The lane is the container of its tasks: disposing
- * closes it, which cancels the pending ones; a running one finishes, a queued one does not run.
+ * closes it, which cancels the pending ones; a running one finishes, a queued one does not tracker.
  *
- * <p>It is disposed too once its scheduler's {@code run} ended (a shutdown): its queued tasks are
+ * <p>It is disposed too once its scheduler's run ended (a shutdown): its queued tasks are
  * then skipped, unless that shutdown was its pool's graceful one ({@code keepsAccepted}). From its
- * first timed task on it is tracked in {@code run}, so that a shutdown closes its lane at once.
+ * first timed task on it is tracked in that run, so that a shutdown closes its lane at once.
  */
 final class PoolWorker extends Scheduler.Worker implements TaskParent {
   /** Null for a worker created by a shut-down scheduler: disposed from the start. */
   private final SerialExecutor lane;
-  private final CompositeDisposable run;
+  /** Its scheduler's run, in which it was created: disposed by the scheduler's shutdown. */
+  private final CompositeDisposable tracker;
   /** Its scheduler, seen as the parent that reports refusals and keeps the clock. */
   private final TaskParent scheduler;
   private final boolean keepsAccepted;
   private final AtomicBoolean disposed;
   private volatile boolean tracked;
 
-  PoolWorker(SerialExecutor lane, CompositeDisposable run, TaskParent scheduler,
+  PoolWorker(SerialExecutor lane, CompositeDisposable tracker, TaskParent scheduler,
       boolean keepsAccepted) {
     this.lane = lane;
-    this.run = run;
+    this.tracker = tracker;
     this.scheduler = scheduler;
     this.keepsAccepted = keepsAccepted;
     this.disposed = new AtomicBoolean(lane == null);
@@ -84,7 +85,7 @@ final class PoolWorker extends Scheduler.Worker implements TaskParent {
    */
   @Override
   public void refused(RejectedExecutionException e) {
-    if (!run.isDisposed() && disposed.compareAndSet(false, true)) {
+    if (!tracker.isDisposed() && disposed.compareAndSet(false, true)) {
       try {
         scheduler.refused(e);
       } finally {
@@ -98,14 +99,14 @@ final class PoolWorker extends Scheduler.Worker implements TaskParent {
     scheduler.cancelledByPool();
   }
 
-  /** A timed task: from the first on, this worker is tracked in its scheduler's run. */
+  /** A timed task: from the first on, this worker is tracked in its scheduler's tracker. */
   @Override
   public boolean add(Disposable task) {
     if (!tracked && !keepsAccepted) {
       tracked = true;
-      run.add(this); // disposes this worker if the run ended
+      tracker.add(this); // disposes this worker if the run ended
       if (disposed.get()) {
-        run.delete(this); // a dispose between the flag and the add missed it
+        tracker.delete(this); // a dispose between the flag and the add missed it
       }
     }
     return !isDisposed();
@@ -132,17 +133,17 @@ final class PoolWorker extends Scheduler.Worker implements TaskParent {
   private void release() {
     lane.close();
     if (tracked) {
-      run.delete(this);
+      tracker.delete(this);
     }
   }
 
   @Override
   public boolean isDisposed() {
-    return disposed.get() || run.isDisposed();
+    return disposed.get() || tracker.isDisposed();
   }
 
   @Override
   public boolean skipsAccepted() {
-    return disposed.get() || (!keepsAccepted && run.isDisposed());
+    return disposed.get() || (!keepsAccepted && tracker.isDisposed());
   }
 }
