@@ -186,6 +186,22 @@ class PoolTransformersTest {
     assertThat(fx.errors).isEmpty();
   }
 
+  /**
+   * Issue 23: the expiry reaches the subscriber with core's own cause (how long the task waited in
+   * line), as in Reactor, not with a message the adapter makes up.
+   */
+  @Test
+  void anExpiredTaskEndsTheStreamWithCoresCause_issue23() throws InterruptedException {
+    WorkerPool pool = fx.pool(b -> b.capacity(1).maxWaitInLine(Duration.ofMillis(20)));
+    fx.saturate(pool);
+    TestObserver<Integer> test = Single.just(1)
+        .compose(PoolTransformers.<Integer>subscribeOn(pool)).test();
+    assertThat(test.await(5, TimeUnit.SECONDS)).as("refused within 5 s").isTrue();
+    test.assertError(e -> e instanceof PoolOverloadedException
+        && e.getMessage().contains("ms in line"));
+    assertThat(fx.errors).isEmpty();
+  }
+
   static List<Object[]> directCases() {
     List<Object[]> direct = new java.util.ArrayList<>();
     for (Type type : List.of(Type.SINGLE, Type.MAYBE, Type.COMPLETABLE)) {
