@@ -70,26 +70,14 @@ final class PoolScheduler extends Scheduler implements TaskParent {
 
   @Override
   public Disposable scheduleDirect(Runnable run, long delay, TimeUnit unit) {
-    Objects.requireNonNull(run, "run is null");
-    long nanos = Objects.requireNonNull(unit, "unit is null").toNanos(delay);
-    if (tasks.isDisposed()) {
-      return Disposable.disposed();
-    }
-    return PoolTask.schedule(this, nanos <= 0 ? PoolTask.Kind.NOW : PoolTask.Kind.DELAYED, run,
-        nanos, 0);
+    return PoolTask.schedule(this, tasks.isDisposed(), null, run, delay, 0, unit);
   }
 
-  /** A period {@code <= 0} (RxJava: again at once) is the core's shortest period, 1 ns. */
   @Override
   public Disposable schedulePeriodicallyDirect(Runnable run, long initialDelay, long period,
       TimeUnit unit) {
-    Objects.requireNonNull(run, "run is null");
-    long initial = Objects.requireNonNull(unit, "unit is null").toNanos(initialDelay);
-    if (tasks.isDisposed()) {
-      return Disposable.disposed();
-    }
-    return PoolTask.schedule(this, PoolTask.Kind.FIXED_RATE, run, initial,
-        Math.max(1, unit.toNanos(period)));
+    return PoolTask.schedule(this, tasks.isDisposed(), PoolTask.Kind.FIXED_RATE, run,
+        initialDelay, period, unit);
   }
 
   @Override

@@ -80,27 +80,37 @@ final class PoolTask extends AtomicInteger
   }
 
   /**
-   * Schedules {@code run} (after the schedule hook) on {@code parent}: the one path of every
-   * {@code schedule} method. A refusal is reported by the parent's rules, never thrown.
+   * The one path of every {@code schedule} method: checks the arguments, applies the schedule hook
+   * once and hands the task to {@code parent}. A one-shot task ({@code periodic} null) is due now
+   * if {@code delay <= 0}. A refusal is reported by the parent's rules, never thrown.
    *
-   * @return the task, or {@link Disposable#disposed()} if the parent or the pool refused it
+   * @return the task, or {@link Disposable#disposed()} if {@code closed} or refused
    */
-  static Disposable schedule(TaskParent parent, Kind kind, Runnable run, long delayNanos,
-      long periodNanos) {
+  static Disposable schedule(TaskParent parent, boolean closed, Kind periodic, Runnable run,
+      long delay, long period, TimeUnit unit) {
+    Objects.requireNonNull(run, "run is null");
+    Objects.requireNonNull(unit, "unit is null");
+    if (closed) {
+      return Disposable.disposed();
+    }
+    long delayNanos = unit.toNanos(delay);
+    Kind kind = periodic != null ? periodic : delayNanos <= 0 ? Kind.NOW : Kind.DELAYED;
     Runnable decorated = Objects.requireNonNull(RxJavaPlugins.onSchedule(run),
         "run is null (returned by the RxJavaPlugins.onSchedule hook)");
-    PoolTask task = new PoolTask(decorated, parent, kind, delayNanos, periodNanos);
+    PoolTask task = new PoolTask(decorated, parent, kind, delayNanos, unit.toNanos(period));
     if (kind != Kind.NOW && !parent.add(task)) {
       return Disposable.disposed();
     }
-    long delay = kind == Kind.NOW ? TaskParent.NOW : Math.max(0, delayNanos);
-    return task.handOff(delay) ? task : Disposable.disposed();
+    return task.handOff(kind == Kind.NOW ? TaskParent.NOW : Math.max(0, delayNanos))
+        ? task : Disposable.disposed();
   }
 
   /** Hands this task on through its parent; a refusal ends it and is reported. */
   private boolean handOff(long delayNanos) {
     try {
-      Object h = parent.arm(this, delayNanos, kind == Kind.FIXED_RATE ? periodNanos : 0);
+      // a period <= 0 (RxJava: again at once) is the core's shortest fixed rate, 1 ns
+      long rate = kind == Kind.FIXED_RATE ? Math.max(1, periodNanos) : 0;
+      Object h = parent.arm(this, delayNanos, rate);
       if (h != null) {
         bind(h);
       }

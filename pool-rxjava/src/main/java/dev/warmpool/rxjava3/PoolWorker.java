@@ -4,7 +4,6 @@ import dev.warmpool.SerialExecutor;
 import io.reactivex.rxjava3.core.Scheduler;
 import io.reactivex.rxjava3.disposables.CompositeDisposable;
 import io.reactivex.rxjava3.disposables.Disposable;
-import java.util.Objects;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -41,26 +40,15 @@ final class PoolWorker extends Scheduler.Worker implements TaskParent {
 
   @Override
   public Disposable schedule(Runnable task, long delay, TimeUnit unit) {
-    Objects.requireNonNull(task, "run is null");
-    long nanos = Objects.requireNonNull(unit, "unit is null").toNanos(delay);
-    if (isDisposed()) {
-      return Disposable.disposed();
-    }
-    return PoolTask.schedule(this, nanos <= 0 ? PoolTask.Kind.NOW : PoolTask.Kind.DELAYED, task,
-        nanos, 0);
+    return PoolTask.schedule(this, isDisposed(), null, task, delay, 0, unit);
   }
 
   /** Periodic as RxJava's default {@code Worker.schedulePeriodically}: see {@link PoolTask}. */
   @Override
   public Disposable schedulePeriodically(Runnable task, long initialDelay, long period,
       TimeUnit unit) {
-    Objects.requireNonNull(task, "run is null");
-    Objects.requireNonNull(unit, "unit is null");
-    if (isDisposed()) {
-      return Disposable.disposed();
-    }
-    return PoolTask.schedule(this, PoolTask.Kind.REARMING, task, unit.toNanos(initialDelay),
-        unit.toNanos(period));
+    return PoolTask.schedule(this, isDisposed(), PoolTask.Kind.REARMING, task, initialDelay,
+        period, unit);
   }
 
   /**
