@@ -71,6 +71,33 @@ class ConventionalRejectionTest {
   }
 
   /**
+   * Issue 23, ready for lane deadlines: when the core expires tasks of a worker's lane waiting for
+   * its first seat (it tells each task {@code onExpired} with its cause), the worker ends as on a
+   * rejection: its tasks never run, it reads disposed, and it is reported once, with core's cause.
+   * The core's expiry is played by hand here, on two tasks of one worker, since lanes do not
+   * expire yet.
+   */
+  @Test
+  void aWorkersExpiredTasksEndItWithOneReport_issue23() throws InterruptedException {
+    WorkerPool pool = fx.pool(b -> b.capacity(1));
+    Scheduler.Worker w = PoolSchedulers.from(pool).createWorker();
+    CountDownLatch hold = fx.saturate(pool);
+    CountDownLatch ran = new CountDownLatch(2);
+    Disposable first = w.schedule(ran::countDown); // the lane waits in line for its first seat
+    Disposable second = w.schedule(ran::countDown);
+    PoolOverloadedException cause = new PoolOverloadedException("waited 5 ms in line");
+    ((dev.warmpool.CancellationAware) first).onExpired(cause);
+    ((dev.warmpool.CancellationAware) second).onExpired(cause);
+    assertThat(fx.errors).hasSize(1).first().extracting(Throwable::getCause).isSameAs(cause);
+    fx.errors.clear();
+    assertThat(first.isDisposed()).isTrue();
+    assertThat(w.isDisposed()).isTrue();
+    hold.countDown();
+    RxFixture.awaitQuiet(pool);
+    assertThat(ran.getCount()).isEqualTo(2);
+  }
+
+  /**
    * Issue 21, fault 1: a worker is one unit; one that needed a thread for its delayed task was
    * admitted then, so a later immediate task waits its turn on a full pool instead of being refused.
    */
