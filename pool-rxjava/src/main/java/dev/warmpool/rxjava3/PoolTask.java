@@ -28,8 +28,9 @@ import java.util.concurrent.atomic.AtomicReference;
  *                        is withdrawn, so the line or the timer lets go of it at once
  *   RUNNING -> FINISHED  dispose() during a run: not interrupted; a periodic one stops
  * </pre>
- * {@link #isDisposed()} is true in FINISHED. Ended before a run, it lets go of its runnable:
- * {@link #getWrappedRunnable()} is then RxJava's {@code Functions.EMPTY_RUNNABLE}, as there.
+ * {@link #isDisposed()} is true in FINISHED, and once its worker skips it. Ended before a run, it
+ * lets go of its runnable: {@link #getWrappedRunnable()} is then RxJava's {@code
+ * Functions.EMPTY_RUNNABLE}, as there.
  *
  * <p><b>Periodic</b>: a direct task runs under the pool's fixed rate, as under RxJava's {@code
  * ExecutorScheduler}; a worker's as under RxJava's default {@code Worker.schedulePeriodically}: each
