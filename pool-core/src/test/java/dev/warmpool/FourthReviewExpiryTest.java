@@ -564,6 +564,83 @@ class FourthReviewExpiryTest {
     assertThat(h2.isDone()).isTrue();
   }
 
+  /**
+   * A deadline too long for nanos (saturated) is accepted and does not wrap into an instant expiry;
+   * a 1 ns deadline expires and is counted once.
+   */
+  @Test
+  void hugeAndTinyPerTaskDeadlines() throws Exception {
+    WorkerPool pool = pool(1, null);
+    Hold seat = hold(pool);
+    Probe huge = new Probe();
+    Probe forever = new Probe();
+    TaskHandle h1 = pool.enqueue(huge, Duration.ofDays(365L * 1000));
+    TaskHandle h2 = pool.enqueue(forever, java.time.temporal.ChronoUnit.FOREVER.getDuration());
+    TaskHandle tiny = pool.enqueue(new Probe(), Duration.ofNanos(1));
+    assertThat(eventually(tiny::isExpired)).isTrue();
+    TaskHandle canary = pool.enqueue(new Probe(), SHORT); // joined after both long ones
+    assertThat(eventually(canary::isExpired)).isTrue();
+    assertThat(h1.isExpired()).isFalse();
+    assertThat(h2.isExpired()).isFalse();
+    seat.release.countDown();
+    assertThat(eventually(() -> huge.ran.get() == 1 && forever.ran.get() == 1)).isTrue();
+    awaitQuiet(pool);
+    PoolStats s = pool.stats();
+    assertThat(s.expired()).isEqualTo(2);
+    assertThat(s.submitted()).isEqualTo(3).isEqualTo(s.completed());
+  }
+
+  /** A sharded pool's shards take the deadline; the sharded stats sum expired exactly. */
+  @Test
+  void aShardedPoolsEntriesExpireAndItsStatsSumThem() throws Exception {
+    ShardedPool sharded = ShardedPool.of(2, ShardedPool.Placement.ROUND_ROBIN,
+        WorkerPool.builder().name(PoolFixture.uniqueName("r4s")).capacity(1).maxWaitInLine(SHORT)
+            .maxIdle(HOUR));
+    fixture.track(sharded);
+    Hold a = hold(sharded);
+    Hold b = hold(sharded);
+    assertThat(sharded.stats().busy()).isEqualTo(2);
+    Probe p1 = new Probe();
+    Probe p2 = new Probe();
+    TaskHandle h1 = sharded.enqueue(p1);
+    TaskHandle h2 = sharded.enqueue(p2, SHORT);
+    assertThat(eventually(() -> h1.isExpired() && h2.isExpired())).isTrue();
+    a.release.countDown();
+    b.release.countDown();
+    awaitQuiet(sharded);
+    assertThat(eventually(() -> p1.expired.get() == 1 && p2.expired.get() == 1)).isTrue();
+    PoolStats s = sharded.stats();
+    assertThat(s.expired()).isEqualTo(2);
+    assertThat(s.submitted()).isEqualTo(2).isEqualTo(s.completed());
+    assertThat(p1.ways() + p2.ways()).isEqualTo(2);
+  }
+
+  /**
+   * The timing promise (maxWait + 10% + 10 ms), measured: 20 entries in turn, each watched by a
+   * spinning thread. Only a gross violation fails (the machine is loaded); the figures are printed.
+   */
+  @Test
+  void expiryLatenessIsMeasured() throws Exception {
+    WorkerPool pool = pool(1, SHORT);
+    hold(pool);
+    long[] late = new long[20];
+    for (int i = 0; i < late.length; i++) {
+      long t0 = System.nanoTime();
+      TaskHandle h = pool.enqueue(new Probe());
+      long giveUp = t0 + TimeUnit.SECONDS.toNanos(20);
+      while (!h.isExpired() && System.nanoTime() < giveUp) {
+        Thread.onSpinWait();
+      }
+      late[i] = System.nanoTime() - t0 - SHORT.toNanos();
+      assertThat(h.isExpired()).isTrue();
+      assertThat(late[i]).as("not before the deadline").isGreaterThanOrEqualTo(0);
+    }
+    java.util.Arrays.sort(late);
+    System.out.printf("review4: lateness past a 50 ms deadline (promise <= 15 ms): median %.2f ms,"
+        + " max %.2f ms%n", late[late.length / 2] / 1e6, late[late.length - 1] / 1e6);
+    assertThat(late[late.length - 1]).isLessThan(GROSS.toNanos());
+  }
+
   // ---------------------------------------------------------------------------------------------
   // Held: forced races (stress)
 
@@ -595,6 +672,7 @@ class FourthReviewExpiryTest {
       }
     }
     PoolStats s = pool.stats();
+    System.out.printf("review4: hand-off race: %d runs, %d expired%n", runs, expiredSeen.get());
     assertThat(bad).as("%d runs", runs).isEmpty();
     assertThat(s.expired()).isEqualTo(expiredSeen.get());
     assertThat(s.submitted()).isEqualTo(s.completed());
@@ -637,6 +715,8 @@ class FourthReviewExpiryTest {
       assertThat(p.cancels).as("a withdrawn enqueue task hears nothing").hasValue(0);
     }
     PoolStats s = pool.stats();
+    System.out.printf("review4: cancel race: %d runs, %d expired, %d cancelled%n", runs,
+        expired.get(), cancelled.get());
     assertThat(bad).as("%d runs", runs).isEmpty();
     assertThat(s.expired()).isEqualTo(expired.get());
     assertThat(s.submitted()).isEqualTo(1).isEqualTo(s.completed());
@@ -721,25 +801,28 @@ class FourthReviewExpiryTest {
         bad.add("run " + i + ": ways " + ways + ", back " + back + ", " + e + ", " + s);
       }
     });
+    System.out.printf("review4: shutdownNow race: %d runs, %d expired%n", runs, expired.get());
     assertThat(bad).as("%d runs, %d expired", runs, expired.get()).isEmpty();
   }
 
   /**
-   * Expiry racing shutdown(): the entry runs (shutdown runs the line) or expires; the pool
-   * terminates and whenTerminated completes either way.
+   * On a shut-down pool, expiry racing the last seat's release (which hands the seat to the entry):
+   * the entry runs (shutdown runs the line) or expires; the pool terminates and whenTerminated
+   * completes either way, also when the expiry is the last thing that happens in it.
    */
   @Test
   @Tag("stress")
   void expiryRacingShutdown() throws Exception {
     List<String> bad = new CopyOnWriteArrayList<>();
+    AtomicInteger expired = new AtomicInteger();
     int runs = loop(150, Duration.ofSeconds(4), i -> {
       WorkerPool pool = pool(1, HOUR);
       Hold seat = hold(pool);
       Probe p = new Probe();
       TaskEnvelope e = (TaskEnvelope) pool.enqueue(p);
       Admission.Expiry x = takeTimer(e);
-      race(x::fire, pool::shutdown);
-      seat.release.countDown();
+      pool.shutdown(); // the entry stays to run: the line's tasks run under shutdown
+      race(x::fire, seat.release::countDown);
       if (!pool.awaitTermination(20, TimeUnit.SECONDS)) {
         bad.add("run " + i + ": not terminated " + pool.stats());
         return;
@@ -753,7 +836,9 @@ class FourthReviewExpiryTest {
           || s.submitted() != s.completed() || s.waiting() != 0) {
         bad.add("run " + i + ": ways " + p.ways() + ", " + e + ", " + s);
       }
+      expired.addAndGet(p.expired.get());
     });
+    System.out.printf("review4: shutdown race: %d runs, %d expired%n", runs, expired.get());
     assertThat(bad).as("%d runs", runs).isEmpty();
   }
 
@@ -787,6 +872,7 @@ class FourthReviewExpiryTest {
       }
     }
     PoolStats s = pool.stats();
+    System.out.printf("review4: resize race: %d runs, %d expired%n", runs, expired.get());
     assertThat(bad).as("%d runs", runs).isEmpty();
     assertThat(s.expired()).isEqualTo(expired.get());
     assertThat(s.submitted()).isEqualTo(s.completed()).isEqualTo(1 + runs - expired.get());
@@ -841,12 +927,62 @@ class FourthReviewExpiryTest {
       }
     });
     PoolStats s = pool.stats();
+    System.out.printf("review4: interrupt race: %d runs, %d expired, %d interrupted%n", runs,
+        expired.get(), interruptedOut.get());
     assertThat(bad).as("%d runs", runs).isEmpty();
     assertThat(ran).hasValue(0);
     assertThat(s.expired()).isEqualTo(expired.get());
     assertThat(s.rejected()).isEqualTo(interruptedOut.get());
     assertThat(s.submitted()).isEqualTo(1);
     assertThat(s.waiting()).isZero();
+  }
+
+  /**
+   * Expiry racing shutdown() for a caller blocked in execute: it throws either the overload
+   * (expired, counted in expired) or PoolClosedException (counted in rejected), exactly once.
+   */
+  @Test
+  @Tag("stress")
+  void expiryRacingShutdownForABlockedCaller() throws Exception {
+    List<String> bad = new CopyOnWriteArrayList<>();
+    AtomicInteger expired = new AtomicInteger();
+    int runs = loop(150, Duration.ofSeconds(4), i -> {
+      WorkerPool pool = pool(1, HOUR);
+      Hold seat = hold(pool);
+      AtomicInteger ran = new AtomicInteger();
+      AtomicReference<Throwable> thrown = new AtomicReference<>();
+      Thread caller = new Thread(() -> {
+        try {
+          pool.execute(ran::incrementAndGet);
+        } catch (Throwable t) {
+          thrown.set(t);
+        }
+      }, "blocked-" + i);
+      caller.start();
+      PoolFixture.awaitWaiting(pool, 1);
+      TaskEnvelope e = lineHead(lineOf(pool));
+      Admission.Expiry x = takeTimer(e);
+      race(x::fire, pool::shutdown);
+      caller.join(20_000);
+      seat.release.countDown();
+      if (!pool.awaitTermination(20, TimeUnit.SECONDS)) {
+        bad.add("run " + i + ": not terminated");
+        return;
+      }
+      Throwable t = thrown.get();
+      PoolStats s = pool.stats();
+      boolean exp = t instanceof PoolOverloadedException && e.isExpired() && s.expired() == 1
+          && s.rejected() == 0;
+      boolean closed = t instanceof PoolClosedException && !e.isExpired() && s.expired() == 0
+          && s.rejected() == 1;
+      if (!(exp ^ closed) || ran.get() != 0 || s.submitted() != 1 || s.completed() != 1) {
+        bad.add("run " + i + ": " + t + ", " + e + ", " + s);
+      }
+      expired.addAndGet(exp ? 1 : 0);
+    });
+    System.out.printf("review4: caller expiry vs shutdown: %d runs, %d expired%n", runs,
+        expired.get());
+    assertThat(bad).as("%d runs", runs).isEmpty();
   }
 
   /** Two fires of one deadline at once (the timer's and a stray one): counted and heard once. */
@@ -904,6 +1040,8 @@ class FourthReviewExpiryTest {
         bad.add("ways " + p.ways());
       }
     }
+    System.out.printf("review4: subpool hand-off race: %d runs, %d expired%n", runs,
+        expired.get());
     assertThat(bad).as("%d runs", runs).isEmpty();
     for (WorkerPool p : List.of(sub, parent)) {
       PoolStats s = p.stats();
