@@ -670,6 +670,82 @@ class FourthReviewExpiryTest {
     assertThat(s.submitted()).isEqualTo(1).isEqualTo(s.completed());
   }
 
+  /**
+   * A blocking ThreadFactory delays only the task that needs its thread: while the start of the
+   * second worker blocks, an entry in line still expires on its timer, on time; the seated task runs
+   * once the factory returns.
+   */
+  @Test
+  void anEntryExpiresOnTimeWhileTheThreadFactoryBlocks() throws Exception {
+    CountDownLatch factoryEntered = new CountDownLatch(1);
+    CountDownLatch factoryGo = new CountDownLatch(1);
+    AtomicInteger made = new AtomicInteger();
+    WorkerPool pool = fixture.track(WorkerPool.builder().name(PoolFixture.uniqueName("r4f"))
+        .capacity(2).maxIdle(HOUR).maxWaitInLine(SHORT).threadFactory(r -> {
+          if (made.incrementAndGet() == 2) {
+            factoryEntered.countDown();
+            PoolFixture.awaitQuietly(factoryGo, Duration.ofSeconds(60));
+          }
+          return TestFactories.daemon(r, "r4f-" + made.get());
+        }).build());
+    Hold seat = hold(pool);
+    Probe seated = new Probe();
+    TaskHandle hs = pool.enqueue(seated); // takes the second seat; its worker's start blocks
+    PoolFixture.await(factoryEntered);
+    Probe waiting = new Probe();
+    long t0 = System.nanoTime();
+    TaskHandle hw = pool.enqueue(waiting);
+    assertThat(eventually(hw::isExpired)).isTrue();
+    long waitedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+    assertThat(waitedMs).as("on time despite the blocked factory").isLessThan(GROSS.toMillis());
+    assertThat(hs.isExpired()).as("a seated task never expires").isFalse();
+    factoryGo.countDown();
+    assertThat(eventually(() -> seated.ran.get() == 1)).isTrue();
+    seat.release.countDown();
+    awaitQuiet(pool);
+    assertThat(eventually(() -> waiting.expired.get() == 1)).isTrue();
+    assertThat(seated.ways() + waiting.ways()).isEqualTo(2);
+    PoolStats s = pool.stats();
+    assertThat(s.expired()).isEqualTo(1);
+    assertThat(s.submitted()).isEqualTo(2).isEqualTo(s.completed());
+  }
+
+  /**
+   * A ThreadFactory that throws when a growing resize hands a line entry a seat: the entry left
+   * the line (it holds a seat) and no longer expires; it is kept and runs once a worker is free, or
+   * is rejected; never lost, never run twice; counters exact.
+   */
+  @Test
+  void aThrowingFactoryAtAHandOffNeverLosesTheEntry() throws Exception {
+    AtomicInteger made = new AtomicInteger();
+    WorkerPool pool = fixture.track(WorkerPool.builder().name(PoolFixture.uniqueName("r4t"))
+        .capacity(1).maxIdle(HOUR).maxWaitInLine(Duration.ofMillis(300)).threadFactory(r -> {
+          if (made.incrementAndGet() == 2) {
+            throw new IllegalStateException("no thread for you");
+          }
+          return TestFactories.quietDaemon(r, "r4t-" + made.get());
+        }).build());
+    Hold seat = hold(pool);
+    Probe p = new Probe();
+    TaskHandle h = pool.enqueue(p);
+    Throwable resized = null;
+    try {
+      pool.resize(2); // hands p the new seat; its worker's start throws
+    } catch (RuntimeException e) {
+      resized = e;
+    }
+    seat.release.countDown();
+    assertThat(eventually(() -> p.ways() == 1 || h.isDone() && !h.isExpired() && p.ran.get() == 0
+        && pool.stats().busy() == 0)).isTrue();
+    awaitQuiet(pool);
+    PoolStats s = pool.stats();
+    System.out.printf("review4: throwing factory at hand-off: resize threw %s; %s; %s%n", resized,
+        h, s);
+    assertThat(p.ways()).as("ran or expired exactly once: %s", h).isEqualTo(1);
+    assertThat(s.submitted()).isEqualTo(s.completed() + s.failed());
+    assertThat(s.expired()).isEqualTo(p.expired.get());
+  }
+
   // ---------------------------------------------------------------------------------------------
   // Held: forced races (stress)
 
@@ -1057,6 +1133,105 @@ class FourthReviewExpiryTest {
     assertThat(bad).isEmpty();
     assertThat(pending).as("expired futures pending on a terminated pool, of %d expired in %d runs",
         expired.get(), runs).hasValue(0);
+  }
+
+  /**
+   * A subpool entry in the subpool's line: expiry racing the parent's shutdownNow (which hands back
+   * its subpools' work first). Handed back or expired, never both; both pools terminate.
+   */
+  @Test
+  @Tag("stress")
+  void subpoolExpiryRacingTheParentsShutdownNow() throws Exception {
+    List<String> bad = new CopyOnWriteArrayList<>();
+    AtomicInteger expired = new AtomicInteger();
+    int runs = loop(150, Duration.ofSeconds(4), i -> {
+      WorkerPool parent = pool(2, HOUR);
+      WorkerPool sub = parent.newSubpool("sub", 1);
+      Hold seat = hold(sub);
+      Probe p = new Probe();
+      TaskEnvelope e = (TaskEnvelope) sub.enqueue(p);
+      Admission.Expiry x = takeTimer(e);
+      List<Runnable> back = new CopyOnWriteArrayList<>();
+      race(x::fire, () -> back.addAll(parent.shutdownNow()));
+      seat.release.countDown();
+      if (!parent.awaitTermination(20, TimeUnit.SECONDS) || !sub.isTerminated()) {
+        bad.add("run " + i + ": not terminated " + parent.stats() + " " + sub.stats());
+        return;
+      }
+      boolean handedBack = back.contains(p);
+      if (e.isExpired()) {
+        expired.incrementAndGet();
+        eventually(() -> p.expired.get() == 1);
+      }
+      int ways = p.ways() + (handedBack ? 1 : 0);
+      for (WorkerPool w : List.of(sub, parent)) {
+        PoolStats s = w.stats();
+        if (ways != 1 || s.expired() != (e.isExpired() ? 1 : 0)
+            || s.submitted() != s.completed() + s.failed() + back.size() || s.waiting() != 0) {
+          bad.add("run " + i + " " + w.name() + ": ways " + ways + ", back " + back + ", " + e
+              + ", " + s);
+        }
+      }
+    });
+    System.out.printf("review4: subpool expiry vs parent shutdownNow: %d runs, %d expired%n", runs,
+        expired.get());
+    assertThat(bad).as("%d runs", runs).isEmpty();
+  }
+
+  /**
+   * Expiry racing the seat hand-off to a caller blocked in execute: the call returns and its task
+   * runs once, or the call throws the overload and its task never runs; counted once as accepted or
+   * expired; waiting never goes negative.
+   */
+  @Test
+  @Tag("stress")
+  void expiryRacingTheHandOffToABlockedCaller() throws Exception {
+    WorkerPool pool = pool(1, HOUR);
+    List<String> bad = new CopyOnWriteArrayList<>();
+    AtomicInteger expired = new AtomicInteger();
+    AtomicInteger ranTotal = new AtomicInteger();
+    int runs = loop(300, Duration.ofSeconds(4), i -> {
+      Hold seat = hold(pool);
+      AtomicInteger ran = new AtomicInteger();
+      AtomicReference<Throwable> thrown = new AtomicReference<>();
+      Thread caller = new Thread(() -> {
+        try {
+          pool.execute(ran::incrementAndGet);
+        } catch (Throwable t) {
+          thrown.set(t);
+        }
+      }, "blocked-" + i);
+      caller.start();
+      PoolFixture.awaitWaiting(pool, 1);
+      TaskEnvelope e = lineHead(lineOf(pool));
+      Admission.Expiry x = takeTimer(e);
+      race(x::fire, seat.release::countDown);
+      caller.join(20_000);
+      Throwable t = thrown.get();
+      if (t == null) {
+        if (!eventually(() -> ran.get() == 1)) {
+          bad.add("run " + i + ": accepted but never ran, " + e);
+        }
+      } else if (!(t instanceof PoolOverloadedException) || !e.isExpired()) {
+        bad.add("run " + i + ": " + t + ", " + e);
+      } else {
+        expired.incrementAndGet();
+      }
+      awaitQuiet(pool);
+      if (ran.get() > 1 || (t != null && ran.get() != 0)) {
+        bad.add("run " + i + ": ran " + ran.get() + ", thrown " + t);
+      }
+      ranTotal.addAndGet(ran.get());
+      if (pool.stats().waiting() < 0) {
+        bad.add("run " + i + ": waiting " + pool.stats().waiting());
+      }
+    });
+    PoolStats s = pool.stats();
+    System.out.printf("review4: caller hand-off race: %d runs, %d expired%n", runs, expired.get());
+    assertThat(bad).as("%d runs", runs).isEmpty();
+    assertThat(s.expired()).isEqualTo(expired.get());
+    assertThat(s.submitted()).isEqualTo(s.completed()).isEqualTo(runs + ranTotal.get());
+    assertThat(s.rejected()).isZero();
   }
 
   /** Two fires of one deadline at once (the timer's and a stray one): counted and heard once. */
