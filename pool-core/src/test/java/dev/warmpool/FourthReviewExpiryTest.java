@@ -417,6 +417,15 @@ class FourthReviewExpiryTest {
     assertThat(s.waiting()).isZero();
     assertThat(s.submitted()).isEqualTo(1);
     assertThat(ran).hasValue(0);
+    // a timeout shorter than the deadline answers false at the timeout, counted once, not expired
+    WorkerPool longDeadline = pool(1, HOUR);
+    hold(longDeadline);
+    assertThat(longDeadline.tryExecute(ran::incrementAndGet, Duration.ofMillis(20))).isFalse();
+    PoolStats l = longDeadline.stats();
+    assertThat(l.rejected()).isEqualTo(1);
+    assertThat(l.expired()).isZero();
+    assertThat(l.waiting()).isZero();
+    assertThat(ran).hasValue(0);
   }
 
   /**
