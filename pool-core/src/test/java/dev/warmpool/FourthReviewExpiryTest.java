@@ -30,7 +30,8 @@ import org.junit.jupiter.api.Timeout;
  * shutdownNow, a resize, an interrupt of a blocked caller, a second fire). Each task must end
  * exactly one way (ran, expired, withdrawn, handed back), counted per task; counters must be exact
  * at quiescence. Tests marked {@code @Disabled("FAULT: ...")} prove a fault and stay disabled so
- * that the suite stays green.
+ * that the suite stays green; run them with
+ * {@code -Djunit.jupiter.conditions.deactivate='org.junit.*DisabledCondition'}.
  */
 @Timeout(120)
 class FourthReviewExpiryTest {
