@@ -3,6 +3,7 @@ package dev.warmpool;
 import java.time.Duration;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -65,6 +66,8 @@ final class Admission implements TaskEnvelope.Owner {
   private final Placement placement;
   /** Told when a seat or a line entry went away while the pool is shut down: it may terminate. */
   private final Runnable mayTerminate;
+  /** Expiry callbacks not yet run; termination waits for them (see {@link #quietNotices}). */
+  private final AtomicInteger notices = new AtomicInteger();
 
   Admission(String name, String description, int capacity, boolean nonblocking, int maxWaiting,
       long maxWaitInLineNanos, Accounting accounting, Admission parent, boolean plainPlacement,
@@ -267,6 +270,12 @@ final class Admission implements TaskEnvelope.Owner {
     e.expiry = x;
     try {
       SharedTimer.INSTANCE.schedule(x, now + Math.min(limit, Long.MAX_VALUE / 4));
+      if (e.state != TaskEnvelope.WAITING && e.state != TaskEnvelope.EXPIRED) {
+        // Publish (the timer), then check: the entry got a seat (or left) before its timer was
+        // set, and whoever took it found no timer to disarm. An armed timer would hold the entry,
+        // and through it the pool, until the deadline.
+        SharedTimer.INSTANCE.cancel(x);
+      }
     } catch (RuntimeException | Error noTimer) {
       if (line.cancel(e)) {
         if (e.caller == null && e.kind.countsAsTask()) {
@@ -279,8 +288,12 @@ final class Admission implements TaskEnvelope.Owner {
     }
   }
 
-  /** The entry left the line: its deadline timer goes (it would find the entry gone anyway). */
-  private static void disarm(TaskEnvelope e) {
+  /**
+   * The entry left the line (a seat, a withdrawal, a shutdown, an interrupt): its deadline timer
+   * goes now, rather than holding the entry, its task and the pool on the shared timer until the
+   * deadline (it would find the entry gone anyway).
+   */
+  static void disarm(TaskEnvelope e) {
     SharedTimer.Task x = e.expiry;
     if (x != null) {
       e.expiry = null;
@@ -296,22 +309,54 @@ final class Admission implements TaskEnvelope.Owner {
    */
   private void expire(Expiry x) {
     TaskEnvelope e = x.entry;
+    // Held before the entry leaves the line (tryTerminate reads it under the line's lock): the
+    // pool does not terminate while whoever waits for this entry has not yet heard of its end.
+    notices.incrementAndGet();
     if (!line.expire(e)) {
+      noticeDone(); // a termination that saw our hold meanwhile relies on us to look again
       return;
     }
     accounting.expired();
     if (e.caller != null) {
       LockSupport.unpark(e.caller); // it reads EXPIRED and throws
-    } else {
-      if (e.kind.countsAsTask()) {
-        accounting.withdrawn();
-      }
-      PoolOverloadedException cause = x.failure();
-      ThreadStarter.ASYNC.execute(() -> e.kind.expired(e.arg, cause));
+      noticeDone();
+      return;
     }
+    if (e.kind.countsAsTask()) {
+      accounting.withdrawn();
+    }
+    PoolOverloadedException cause = x.failure();
+    if (!e.kind.expiredAtOnce(e.arg, cause)) {
+      noticeDone();
+      return;
+    }
+    try {
+      ThreadStarter.ASYNC.execute(() -> {
+        try {
+          e.kind.expired(e.arg, cause);
+        } finally {
+          noticeDone();
+        }
+      });
+    } catch (RuntimeException | Error noThread) {
+      noticeDone(); // nothing can run the callback; the entry's handle still reads expired
+      throw noThread;
+    }
+  }
+
+  private void noticeDone() {
+    notices.decrementAndGet();
     if (!state.isRunning()) {
       mayTerminate.run();
     }
+  }
+
+  /**
+   * Whether every expired entry's waiter has heard of it; read under the line's lock by
+   * termination, so an entry that expires after this read was still in the line then.
+   */
+  boolean quietNotices() {
+    return notices.get() == 0;
   }
 
   /**
@@ -342,6 +387,7 @@ final class Admission implements TaskEnvelope.Owner {
         }
         interrupted |= Thread.interrupted();
         if (interrupted && line.cancel(e)) {
+          disarm(e);
           accounting.rejected();
           if (timed) {
             interrupted = false; // reported by the InterruptedException instead
@@ -353,6 +399,7 @@ final class Admission implements TaskEnvelope.Owner {
         long left = timed ? deadline - System.nanoTime() : 1L;
         if (left <= 0) {
           if (line.cancel(e)) {
+            disarm(e);
             accounting.rejected();
             return false;
           }

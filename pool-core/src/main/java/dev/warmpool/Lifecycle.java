@@ -140,6 +140,7 @@ final class Lifecycle {
     // open and is not in it.
     shutdownChildren();
     for (TaskEnvelope e : line.close()) {
+      Admission.disarm(e);
       LockSupport.unpark(e.caller);
     }
     timers.close();
@@ -166,6 +167,7 @@ final class Lifecycle {
     admission.accounting.stopping = true;
     shutdown();
     for (TaskEnvelope e : line.drain()) {
+      Admission.disarm(e);
       if (e.caller != null) {
         LockSupport.unpark(e.caller);
       } else {
@@ -184,7 +186,7 @@ final class Lifecycle {
       return;
     }
     CompletableFuture<Void> ended = line.terminateIfEmpty(() -> {
-      if (hasChildren() || !host.closeIfQuiescent()) {
+      if (hasChildren() || !admission.quietNotices() || !host.closeIfQuiescent()) {
         return null;
       }
       if (state.terminate()) {

@@ -32,6 +32,16 @@ abstract class TaskKind {
    */
   void expired(Object arg, PoolOverloadedException cause) {}
 
+  /**
+   * On the timer thread, as the argument expires: settles at once what runs no user code (a
+   * {@code submit} future fails now, so it is never pending on a terminated pool, and a later
+   * cancel finds it done). Returns whether user code must still hear of it through
+   * {@link #expired}, on another thread.
+   */
+  boolean expiredAtOnce(Object arg, PoolOverloadedException cause) {
+    return true;
+  }
+
   /** A task that fails in its own way when it expires in line (a {@code submit} future). */
   interface Expirable {
     void expired(PoolOverloadedException cause);
@@ -55,11 +65,18 @@ abstract class TaskKind {
     }
 
     @Override
-    void expired(Object arg, PoolOverloadedException cause) {
+    boolean expiredAtOnce(Object arg, PoolOverloadedException cause) {
       Runnable task = DecoratedTask.original((Runnable) arg);
       if (task instanceof Expirable e) {
-        e.expired(cause);
-      } else if (task instanceof CancellationAware c) {
+        e.expired(cause); // our own future: no user code
+        return false;
+      }
+      return task instanceof CancellationAware;
+    }
+
+    @Override
+    void expired(Object arg, PoolOverloadedException cause) {
+      if (DecoratedTask.original((Runnable) arg) instanceof CancellationAware c) {
         c.onExpired(cause);
       }
     }

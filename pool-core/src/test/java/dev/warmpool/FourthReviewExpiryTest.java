@@ -259,9 +259,7 @@ class FourthReviewExpiryTest {
    * after its last task is done or cancelled).
    */
   @Test
-  @Disabled("FAULT: shutdownNow leaves handed-back entries' deadline timers armed until the"
-      + " deadline; see /work/reports/r1.md")
-  void shutdownNowDisarmsTheDeadlinesOfTheEntriesItHandsBack() throws Exception {
+    void shutdownNowDisarmsTheDeadlinesOfTheEntriesItHandsBack() throws Exception {
     WorkerPool pool = pool(1, HOUR);
     Hold seat = hold(pool);
     TaskEnvelope e = (TaskEnvelope) pool.enqueue(new Probe());
@@ -276,9 +274,7 @@ class FourthReviewExpiryTest {
 
   /** The same for a blocked execute that shutdown() woke with PoolClosedException. */
   @Test
-  @Disabled("FAULT: shutdown() leaves a woken blocked caller's deadline timer armed until the"
-      + " deadline; see /work/reports/r1.md")
-  void shutdownDisarmsTheDeadlineOfAWokenCaller() throws Exception {
+    void shutdownDisarmsTheDeadlineOfAWokenCaller() throws Exception {
     WorkerPool pool = pool(1, HOUR);
     Hold seat = hold(pool);
     PoolFixture.Caller<Void> caller = fixture.call("blocked", () -> pool.execute(() -> { }));
@@ -295,9 +291,7 @@ class FourthReviewExpiryTest {
 
   /** The same for a blocked execute whose wait was ended by an interrupt. */
   @Test
-  @Disabled("FAULT: an interrupted blocked execute leaves its deadline timer armed until the"
-      + " deadline; see /work/reports/r1.md")
-  void anInterruptedCallerDisarmsItsDeadline() throws Exception {
+    void anInterruptedCallerDisarmsItsDeadline() throws Exception {
     WorkerPool pool = pool(1, HOUR);
     hold(pool);
     PoolFixture.Caller<Void> caller = fixture.call("blocked", () -> pool.execute(() -> { }));
@@ -1110,9 +1104,7 @@ class FourthReviewExpiryTest {
    */
   @Test
   @Tag("stress")
-  @Disabled("FAULT: an expired submit future can still be pending when awaitTermination returns"
-      + " true (the expiry callback is asynchronous); see /work/reports/r1.md")
-  void anExpiredFutureIsDoneWhenAwaitTerminationReturns() throws Exception {
+    void anExpiredFutureIsDoneWhenAwaitTerminationReturns() throws Exception {
     AtomicInteger pending = new AtomicInteger();
     AtomicInteger expired = new AtomicInteger();
     List<String> bad = new CopyOnWriteArrayList<>();
