@@ -106,6 +106,11 @@ final class Admission implements TaskEnvelope.Owner {
   TaskEnvelope enqueue(TaskKind kind, Object arg, Mode mode, long maxWaitNanos) {
     TaskEnvelope e = placement.newEntry(kind, arg, null, TaskEnvelope.QUEUED);
     if (line.size() == 0 && state.tryTakeSeat(capacity, mode == Mode.ADMITTED)) {
+      if (parent != null) {
+        // A subpool's task with a free seat here may still wait in the parent's line: its
+        // deadline travels with it.
+        e.deadline = deadlineFor(kind, mode, maxWaitNanos);
+      }
       placement.placeEntry(e, mode);
     } else {
       e.state = TaskEnvelope.WAITING;
@@ -222,7 +227,9 @@ final class Admission implements TaskEnvelope.Owner {
       }
     }
     long limit = maxWaitNanos != 0 ? maxWaitNanos : maxWaitInLineNanos;
-    if (limit > 0 && !admitted && e.kind.countsAsTask()) {
+    // Admitted work waits without a deadline, unless it brings its own: a subpool's task that
+    // holds a seat there carries what is left of its deadline into this, its parent's, line.
+    if (limit > 0 && (admitted ? maxWaitNanos > 0 : e.kind.countsAsTask())) {
       armDeadline(e, limit);
     }
     drainLine();
@@ -268,8 +275,9 @@ final class Admission implements TaskEnvelope.Owner {
     long now = System.nanoTime();
     Expiry x = new Expiry(e, now, limit);
     e.expiry = x;
+    e.deadline = now + Math.min(limit, Long.MAX_VALUE / 4);
     try {
-      SharedTimer.INSTANCE.schedule(x, now + Math.min(limit, Long.MAX_VALUE / 4));
+      SharedTimer.INSTANCE.schedule(x, e.deadline);
       if (e.state != TaskEnvelope.WAITING && e.state != TaskEnvelope.EXPIRED) {
         // Publish (the timer), then check: the entry got a seat (or left) before its timer was
         // set, and whoever took it found no timer to disarm. An armed timer would hold the entry,
@@ -286,6 +294,19 @@ final class Admission implements TaskEnvelope.Owner {
             + " deadline; the task was not accepted", noTimer);
       }
     }
+  }
+
+  /**
+   * The deadline a task placed with a free seat carries on (for a subpool's task, into its parent's
+   * line): as {@link #join} would give it; 0 for none.
+   */
+  long deadlineFor(TaskKind kind, Mode mode, long maxWaitNanos) {
+    long limit = maxWaitNanos != 0 ? maxWaitNanos : maxWaitInLineNanos;
+    if (limit <= 0 || mode == Mode.ADMITTED || !kind.countsAsTask()) {
+      return 0L;
+    }
+    long at = System.nanoTime() + Math.min(limit, Long.MAX_VALUE / 4);
+    return at != 0L ? at : 1L;
   }
 
   /**
@@ -316,15 +337,16 @@ final class Admission implements TaskEnvelope.Owner {
       noticeDone(); // a termination that saw our hold meanwhile relies on us to look again
       return;
     }
-    accounting.expired();
     if (e.caller != null) {
+      accounting.expired();
       LockSupport.unpark(e.caller); // it reads EXPIRED and throws
       noticeDone();
       return;
     }
     if (e.kind.countsAsTask()) {
+      accounting.expired();
       accounting.withdrawn();
-    }
+    } // else the kind counts what expired with it (a subpool's task, in its subpool)
     PoolOverloadedException cause = x.failure();
     if (!e.kind.expiredAtOnce(e.arg, cause)) {
       noticeDone();

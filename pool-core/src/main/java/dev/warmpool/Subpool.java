@@ -59,6 +59,22 @@ final class Subpool extends AbstractWorkerPool {
     boolean countsAsTask() {
       return false; // the subpool counts it, in its parent too
     }
+
+    @Override
+    boolean expiredAtOnce(Object arg, PoolOverloadedException cause) {
+      Seat s = (Seat) arg;
+      return s.subpool.expiredInParent(s, cause);
+    }
+
+    @Override
+    void expired(Object arg, PoolOverloadedException cause) {
+      Seat s = (Seat) arg;
+      try {
+        s.kind.expired(s.arg, cause);
+      } finally {
+        s.subpool.release(s); // after it heard: the subpool does not terminate before that
+      }
+    }
   };
 
   /**
@@ -129,7 +145,9 @@ final class Subpool extends AbstractWorkerPool {
   private final class Wiring implements Admission.Placement, Lifecycle.Host {
     @Override
     public boolean place(TaskKind kind, Object arg, Mode mode) {
-      return placeEntry(new Seat(Subpool.this, kind, arg, null, TaskEnvelope.QUEUED), mode);
+      Seat s = new Seat(Subpool.this, kind, arg, null, TaskEnvelope.QUEUED);
+      s.deadline = admission.deadlineFor(kind, mode, 0L);
+      return placeEntry(s, mode);
     }
 
     @Override
@@ -264,7 +282,7 @@ final class Subpool extends AbstractWorkerPool {
         if (mode != Mode.ADMITTED && parent.dispatch(KIND, s, Mode.PROBE)) {
           return true;
         }
-        if (s.outer.bind(parent.enqueue(KIND, s, Mode.ADMITTED))) {
+        if (s.outer.bind(parent.enqueue(KIND, s, Mode.ADMITTED, leftToWait(s)))) {
           release(s); // withdrawn or handed back before its place in the parent was known
         }
         return true;
@@ -277,6 +295,38 @@ final class Subpool extends AbstractWorkerPool {
       return true;
     }
     return taken || !unplace(s);
+  }
+
+  /**
+   * What is left of the task's line deadline as it joins the parent's line (at least 1 ns, so a
+   * deadline already past expires there at once); 0 for none.
+   */
+  private static long leftToWait(Seat s) {
+    long at = s.deadline;
+    return at == 0L ? 0L : Math.max(1L, at - System.nanoTime());
+  }
+
+  /**
+   * On the parent's timer thread: the task's place in the parent's line expired. The task expires
+   * (leaves {@code submitted}, counts in {@code expired}, its handle reads expired) unless its
+   * handle or a shutdownNow took it first; either way its seat comes back here, since no worker
+   * will reach it. Returns true if user code must still hear of it ({@link TaskKind#expired},
+   * which gives the seat back after).
+   */
+  private boolean expiredInParent(Seat s, PoolOverloadedException cause) {
+    if (!s.transition(TaskEnvelope.QUEUED, TaskEnvelope.EXPIRED)) {
+      release(s);
+      return false;
+    }
+    if (s.kind.countsAsTask()) {
+      accounting.expired();
+      accounting.withdrawn();
+    }
+    if (s.kind.expiredAtOnce(s.arg, cause)) {
+      return true;
+    }
+    release(s);
+    return false;
   }
 
   /** The parent refused the task: takes it back, unless a shutdownNow handed it back first. */

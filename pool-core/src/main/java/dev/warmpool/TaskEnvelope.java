@@ -25,6 +25,8 @@ import java.util.List;
  *   QUEUED   -> HANDED_BACK  handed back by shutdownNow (CAS); a caller still blocked on it returns
  *                            normally, since the task was accepted
  *   QUEUED   -> CLOSED       a subpool's parent refused it; its submitting call rejects it (CAS)
+ *   QUEUED   -> EXPIRED      a subpool's task, seated in its subpool, whose place in the parent's
+ *                            line passed the task's deadline (CAS)
  *   STARTED  -> DONE         it ran (CAS, waiting out INTERRUPTING)
  *   STARTED  -> INTERRUPTING -> STARTED   shutdownNow interrupts its runner (the handshake below)
  * </pre>
@@ -104,6 +106,11 @@ class TaskEnvelope implements TaskHandle {
   private Thread runner;
   /** Its line-deadline timer while it waits in line with a deadline; else null. */
   volatile SharedTimer.Task expiry;
+  /**
+   * When its line deadline passes ({@link System#nanoTime()}), or 0 for none: written before the
+   * envelope is placed or linked. A subpool's task carries it on into its parent's line.
+   */
+  long deadline;
   /** Links in the waiting line; accessed only under the line's lock. */
   TaskEnvelope prev;
   TaskEnvelope next;

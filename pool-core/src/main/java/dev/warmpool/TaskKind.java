@@ -39,7 +39,7 @@ abstract class TaskKind {
    * {@link #expired}, on another thread.
    */
   boolean expiredAtOnce(Object arg, PoolOverloadedException cause) {
-    return true;
+    return false;
   }
 
   /** A task that fails in its own way when it expires in line (a {@code submit} future). */

@@ -228,8 +228,6 @@ class FourthReviewExpiryTest {
    * held, a 50 ms deadline (the subpool's inherited one, or the task's own) never fires.
    */
   @Test
-  @Disabled("FAULT: a subpool task waiting in its full parent's line never expires (per-task and"
-      + " inherited deadline ignored there); see /work/reports/r1.md")
   void aSubpoolTaskWaitingInItsParentsLineExpiresOnItsDeadline() throws Exception {
     WorkerPool parent = pool(1, SHORT);
     WorkerPool sub = parent.newSubpool("sub", 2);
