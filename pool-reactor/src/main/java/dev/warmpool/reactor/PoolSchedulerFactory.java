@@ -71,7 +71,7 @@ final class PoolSchedulerFactory implements Schedulers.Factory {
         throw t;
       }
     }
-    return PoolSchedulers.fromOwned(pool);
+    return new PoolScheduler(pool, true);
   }
 
   /** Reactor's thread factories supply their name prefix ("boundedElastic" or the user's). */
