@@ -50,7 +50,7 @@ import reactor.util.context.Context;
 final class PoolTask extends FutureTask<Void>
     implements Disposable, CancellationAware, FailureAware {
 
-  /** Core's periodic schedule: a pool's or a lane's {@code scheduleAtFixedRate} or {@code ..WithFixedDelay}. */
+  /** Core's periodic schedule: {@code scheduleAtFixedRate} or {@code ..WithFixedDelay}. */
   interface Periodic {
     Future<?> schedule(Runnable task, long initialDelay, long period, TimeUnit unit);
   }
@@ -64,7 +64,7 @@ final class PoolTask extends FutureTask<Void>
   private final Disposable.Composite parent;
   /** Whether it waits on a timer (delayed or periodic). */
   final boolean timed;
-  /** A periodic task's schedule, else null; {@code period} in nanoseconds ({@code <= 0}: at once). */
+  /** A periodic task's schedule, else null; its period in nanoseconds ({@code <= 0}: at once). */
   private final Periodic periodic;
   private final long period;
 

@@ -21,8 +21,8 @@ import reactor.core.Exceptions;
  *       start ({@link #isDisposed()}). Running tasks are not interrupted. When the count reaches
  *       zero outside {@code OPEN}, {@code onQuiet} runs.</li>
  *   <li>A worker's: holds all its tasks ({@link #size()} is the worker's {@code BUFFERED});
- *       {@code dispose()} refuses new tasks and disposes each one: pending ones never run, a running
- *       one is interrupted.</li>
+ *       {@code dispose()} refuses new tasks and disposes each one: pending ones never run, a
+ *       running one is interrupted.</li>
  * </ul>
  * A submitter counts and publishes the task first and reads the state second; a closer writes the
  * state first and sweeps second: either the task is refused or the sweep (and the count) sees it.
@@ -142,7 +142,7 @@ final class TaskGroup implements Disposable.Composite {
 
   /**
    * The root: tasks accepted and not ended; a worker's: its tasks not ended, 0 once disposed (a
-   * disposed task still running is no longer the worker's, though the root counts it until it ends).
+   * disposed task still running is no longer the worker's; the root counts it until it ends).
    */
   @Override
   public int size() {
