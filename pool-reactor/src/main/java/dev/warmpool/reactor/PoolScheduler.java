@@ -47,7 +47,7 @@ final class PoolScheduler implements Scheduler, Scannable {
   private volatile int watching;
   /**
    * This scheduler as seen by the shared pool's termination callback while disposing; cleared once
-   * quiescent, so that the pool does not keep a disposed scheduler reachable. See watchPool().
+   * quiescent, so that the pool does not keep a disposed scheduler reachable. See awaitQuiet().
    */
   private volatile AtomicReference<PoolScheduler> watch;
 
@@ -115,7 +115,6 @@ final class PoolScheduler implements Scheduler, Scannable {
     if (!tasks.close(TaskGroup.DISPOSED)) {
       return;
     }
-    watchPool();
     if (owned) {
       for (Runnable r : pool.shutdownNow()) {
         if (r instanceof PoolTask t) {
@@ -123,9 +122,7 @@ final class PoolScheduler implements Scheduler, Scannable {
         }
       }
     }
-    if (tasks.size() == 0 || pool.isTerminated()) {
-      quiesced();
-    }
+    awaitQuiet();
   }
 
   @Override
@@ -135,35 +132,33 @@ final class PoolScheduler implements Scheduler, Scannable {
       // onCancel ends them), and a due one is accepted work that runs under shutdown() (guarantee
       // 7). Periodic ones stop.
       if (tasks.close(TaskGroup.GRACEFUL)) {
-        watchPool();
-        if (tasks.size() == 0 || pool.isTerminated()) { // a terminated pool runs nothing of ours
-          quiesced();
-        }
+        awaitQuiet();
       }
       return terminated.asMono();
     });
   }
 
   /**
-   * Lets a disposal end when the pool terminates with tasks of ours that will never run: those that
-   * the pool's {@code shutdownNow()} handed back to its owner (guarantee 4). At once if the pool
-   * has terminated already.
+   * After a close: quiescent once no task of ours is left, or once a shared pool terminated with
+   * tasks of ours that will never run, handed back to its owner by {@code shutdownNow()}
+   * (guarantee 4). The pool's callback holds this scheduler only until it is quiescent.
    */
-  private void watchPool() {
-    if (owned || tasks.size() == 0 || !WATCHING.compareAndSet(this, 0, 1)) {
-      return; // owned: shut down by this scheduler, after its tasks; no task: nothing to wait for
-    }
-    AtomicReference<PoolScheduler> self = new AtomicReference<>(this);
-    watch = self;
-    if (quiesced != 0) {
-      return;
-    }
-    pool.whenTerminated().thenRun(() -> {
-      PoolScheduler s = self.getAndSet(null);
-      if (s != null) {
-        s.quiesced();
+  private void awaitQuiet() {
+    if (!owned && tasks.size() != 0 && WATCHING.compareAndSet(this, 0, 1)) {
+      AtomicReference<PoolScheduler> self = new AtomicReference<>(this);
+      watch = self;
+      if (quiesced == 0) { // publish, then check: quiesced() clears a published watch
+        pool.whenTerminated().thenRun(() -> {
+          PoolScheduler s = self.getAndSet(null);
+          if (s != null) {
+            s.quiesced();
+          }
+        });
       }
-    });
+    }
+    if (tasks.size() == 0 || pool.isTerminated()) { // a terminated pool runs nothing of ours
+      quiesced();
+    }
   }
 
   /**
