@@ -207,6 +207,16 @@ final class PoolTask extends FutureTask<Void>
     return true;
   }
 
+  /**
+   * Its scheduler closed: it never starts (again). A periodic task stops after a run in progress; a
+   * one-shot run in progress finishes undisturbed, and reads disposed once it returned.
+   */
+  void stop() {
+    if (periodic != null || thread == null) {
+      cancel(false);
+    }
+  }
+
   /** Reactor's rule: the task's own thread is not interrupted. */
   @Override
   public void dispose() {

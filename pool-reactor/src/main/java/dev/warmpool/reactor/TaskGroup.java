@@ -115,7 +115,7 @@ final class TaskGroup implements Disposable.Composite {
           if (root != null) {
             d.dispose();
           } else if (to == DISPOSED || ((PoolTask) d).isPeriodic()) {
-            ((PoolTask) d).cancel(false);
+            ((PoolTask) d).stop();
           }
         }
         return true;
