@@ -4,7 +4,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
-import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicLongFieldUpdater;
 import reactor.core.Disposable;
 import reactor.core.Exceptions;
 
@@ -34,6 +34,8 @@ final class TaskGroup implements Disposable.Composite {
 
   private static final AtomicIntegerFieldUpdater<TaskGroup> STATE =
       AtomicIntegerFieldUpdater.newUpdater(TaskGroup.class, "state");
+  private static final AtomicLongFieldUpdater<TaskGroup> COUNT =
+      AtomicLongFieldUpdater.newUpdater(TaskGroup.class, "count");
 
   /** The scheduler's group, for a worker's group; null for the root itself. */
   private final TaskGroup root;
@@ -41,7 +43,8 @@ final class TaskGroup implements Disposable.Composite {
   private final Object owner;
   private final Runnable onQuiet;
   private final Set<Disposable> members = ConcurrentHashMap.newKeySet();
-  private final AtomicLong count = new AtomicLong();
+  /** The root: accepted tasks not yet ended. */
+  private volatile long count;
   private volatile int state;
 
   /** A scheduler's group; {@code onQuiet} runs when its last task ended after it closed. */
@@ -65,7 +68,7 @@ final class TaskGroup implements Disposable.Composite {
    */
   void accept(PoolTask t) {
     TaskGroup r = root == null ? this : root;
-    r.count.incrementAndGet();
+    COUNT.incrementAndGet(r);
     if (root != null) {
       members.add(t);
     }
@@ -98,7 +101,7 @@ final class TaskGroup implements Disposable.Composite {
     if (root != null) {
       root.members.remove(d);
     }
-    if (r.count.decrementAndGet() == 0 && r.state != OPEN) {
+    if (COUNT.decrementAndGet(r) == 0 && r.state != OPEN) {
       r.onQuiet.run();
     }
     return was;
@@ -147,7 +150,7 @@ final class TaskGroup implements Disposable.Composite {
   @Override
   public int size() {
     if (root == null) {
-      return (int) Math.min(Integer.MAX_VALUE, count.get());
+      return (int) Math.min(Integer.MAX_VALUE, count);
     }
     return state == DISPOSED ? 0 : members.size();
   }
