@@ -40,7 +40,7 @@ final class HandleErrorHook {
   static void call(Throwable failure) {
     if (HOOK == null) {
       IN_PLACE.schedule(() -> {
-        throw PoolTask.<RuntimeException>sneaky(failure);
+        throw HandleErrorHook.<RuntimeException>sneaky(failure);
       });
       return;
     }
@@ -57,5 +57,10 @@ final class HandleErrorHook {
     } catch (IllegalAccessException | RuntimeException hookFailed) {
       // a hook that throws must not end the worker: the failure is counted and reported already
     }
+  }
+
+  @SuppressWarnings("unchecked")
+  static <E extends Throwable> E sneaky(Throwable t) throws E {
+    throw (E) t;
   }
 }

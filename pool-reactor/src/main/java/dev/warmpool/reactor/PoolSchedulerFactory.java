@@ -2,39 +2,28 @@ package dev.warmpool.reactor;
 
 import dev.warmpool.WorkerPool;
 import java.time.Duration;
-import java.util.Objects;
 import java.util.concurrent.ThreadFactory;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 
 /**
- * The {@link Schedulers.Factory} behind {@link PoolSchedulers#factory()}: every bounded-elastic
- * scheduler Reactor creates becomes a warmpool scheduler that owns a pool of its own. Reactor's
- * parameters map one to one: {@code threadCap} to the capacity, {@code queuedTaskCap} to
- * {@code maxWaiting}, the TTL to {@code maxIdle}, and Reactor's thread factory (its names, daemon
- * flag, and virtual threads for the thread-per-task variant) to the pool's. The other scheduler
- * kinds keep Reactor's defaults.
- *
- * <p>Each pool is handed to {@code onNewPool} (from {@link PoolSchedulers#factory(Consumer)}) right
- * after it is built and before the scheduler over it exists, so before it can run a task. If the
- * callback throws, the pool is shut down and the exception propagates to the caller of Reactor's
- * factory method.
+ * The {@link Schedulers.Factory} behind {@link PoolSchedulers#factory()} (its contract is there):
+ * every bounded-elastic scheduler becomes a scheduler that owns a pool of its own, built from
+ * Reactor's parameters and thread factory (its names, daemon flag, and virtual threads for the
+ * thread-per-task variant) and handed to {@code onNewPool} before it can run a task.
  */
 final class PoolSchedulerFactory implements Schedulers.Factory {
   /** warmpool's default idle time where Reactor gives none (the thread-per-task variant). */
   private static final Duration NO_TTL_GIVEN = Duration.ofSeconds(60);
 
   /** Called with every pool this factory builds; null for {@link PoolSchedulers#factory()}. */
-  private final Consumer<WorkerPool> onNewPool;
+  private final @Nullable Consumer<WorkerPool> onNewPool;
 
-  PoolSchedulerFactory() {
-    this.onNewPool = null;
-  }
-
-  PoolSchedulerFactory(Consumer<WorkerPool> onNewPool) {
-    this.onNewPool = Objects.requireNonNull(onNewPool, "onNewPool must not be null");
+  PoolSchedulerFactory(@Nullable Consumer<WorkerPool> onNewPool) {
+    this.onNewPool = onNewPool;
   }
 
   @Override
@@ -71,7 +60,7 @@ final class PoolSchedulerFactory implements Schedulers.Factory {
         throw t;
       }
     }
-    return PoolSchedulers.fromOwned(pool);
+    return new PoolScheduler(pool, true);
   }
 
   /** Reactor's thread factories supply their name prefix ("boundedElastic" or the user's). */

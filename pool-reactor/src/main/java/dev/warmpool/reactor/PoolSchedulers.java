@@ -137,7 +137,7 @@ public final class PoolSchedulers {
    * defaults.
    */
   public static reactor.core.scheduler.Schedulers.Factory factory() {
-    return new PoolSchedulerFactory();
+    return new PoolSchedulerFactory(null);
   }
 
   /**
@@ -158,6 +158,7 @@ public final class PoolSchedulers {
    */
   public static reactor.core.scheduler.Schedulers.Factory factory(
       java.util.function.Consumer<WorkerPool> onNewPool) {
-    return new PoolSchedulerFactory(onNewPool);
+    return new PoolSchedulerFactory(
+        Objects.requireNonNull(onNewPool, "onNewPool must not be null"));
   }
 }

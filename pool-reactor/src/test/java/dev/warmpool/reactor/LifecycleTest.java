@@ -215,6 +215,27 @@ class LifecycleTest {
     assertRejectsEverything(s, s.createWorker());
   }
 
+  /** Issue 21: core's whenTerminated() completes the wait; no thread is started for it. */
+  @Test
+  void disposeGracefullyOfAnOwnedPoolCompletesWithoutAThreadOfItsOwn() throws Exception {
+    Scheduler s = PoolSchedulers.newPool(WorkerPool.builder().name("owned").capacity(1));
+    CountDownLatch release = new CountDownLatch(1);
+    s.schedule(() -> Occupied.awaitQuietly(release));
+    AtomicReference<Thread> completedOn = new AtomicReference<>();
+    CountDownLatch done = new CountDownLatch(1);
+    try {
+      s.disposeGracefully().subscribe(null, null, () -> {
+        completedOn.set(Thread.currentThread());
+        done.countDown();
+      });
+    } finally {
+      release.countDown();
+    }
+    assertThat(done.await(10, TimeUnit.SECONDS)).isTrue();
+    // the pool's own thread that ended the last task and terminated the pool, not a waiter's
+    assertThat(completedOn.get().getName()).startsWith("owned-").doesNotEndWith("-dispose");
+  }
+
   private static void assertRejectsEverything(Scheduler s, Scheduler.Worker w) {
     assertThatThrownBy(() -> s.schedule(() -> {})).isInstanceOf(RejectedExecutionException.class);
     assertThatThrownBy(() -> s.schedule(() -> {}, 1, TimeUnit.MILLISECONDS))

@@ -162,6 +162,29 @@ class TaskDisposalTest {
     assertNextTaskOnTheThreadIsNotInterrupted();
   }
 
+  @ParameterizedTest
+  @EnumSource(Kind.class)
+  void aTaskRunningWhenItsSchedulerIsDisposedFinishesAndIsDisposedOnlyAfterwards(Kind kind)
+      throws Exception {
+    CountDownLatch started = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    AtomicReference<Boolean> interrupted = new AtomicReference<>();
+    Disposable d = kind.submit(scheduler, () -> {
+      started.countDown();
+      Occupied.awaitQuietly(release);
+      interrupted.set(Thread.currentThread().isInterrupted());
+    });
+    try {
+      assertThat(started.await(10, TimeUnit.SECONDS)).isTrue();
+      scheduler.dispose();
+      assertThat(d.isDisposed()).as("still running").isFalse();
+    } finally {
+      release.countDown();
+    }
+    await().atMost(Duration.ofSeconds(10)).until(d::isDisposed);
+    assertThat(interrupted).hasValue(false);
+  }
+
   @Test
   void disposingAWorkerCancelsItsPendingTasksButNotOtherWorkers() throws Exception {
     Scheduler.Worker a = scheduler.createWorker();
