@@ -1,6 +1,8 @@
 package dev.warmpool.benchmarks;
 
 import dev.warmpool.CancellationAware;
+import dev.warmpool.PoolOverloadedException;
+import dev.warmpool.PoolStats;
 import dev.warmpool.WorkerPool;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -109,8 +111,9 @@ public final class OverloadGoodput {
   static final String WAIT_P99 = "refusal wait p99 ms";
   static final String DRAIN = "drain s";
   static final String LAG = "producer lag p99 ms";
+  static final String TASK_TIME = "task ms (mean)";
   static final List<String> FIGURES = List.of(GOODPUT, LATE, REFUSED, REFUSED_PCT, START_P50,
-      START_P99, WAIT_P50, WAIT_P99, DRAIN, LAG);
+      START_P99, WAIT_P50, WAIT_P99, DRAIN, LAG, TASK_TIME);
 
   /** The two phases: offered load as a multiple of capacity, and how arrivals are spaced. */
   enum Phase {
@@ -183,15 +186,23 @@ public final class OverloadGoodput {
           Map<String, List<Double>> byFigure = figures.computeIfAbsent(phase, k -> new LinkedHashMap<>())
               .computeIfAbsent(peer, k -> new LinkedHashMap<>());
           for (String figure : FIGURES) {
-            double v = f.get(figure);
-            byFigure.computeIfAbsent(figure, k -> new ArrayList<>()).add(v);
-            if (!Double.isNaN(v)) {
-              Harness.result(phase.table, figure, peer, v);
-            }
+            byFigure.computeIfAbsent(figure, k -> new ArrayList<>()).add(f.get(figure));
           }
         }
       }
     }
+    // every round's figures for ChildProcess (which takes their medians), peers in table order
+    figures.forEach((phase, byPeer) -> {
+      for (String peer : peers) {
+        byPeer.getOrDefault(peer, Map.of()).forEach((figure, values) -> {
+          for (double v : values) {
+            if (!Double.isNaN(v)) {
+              Harness.result(phase.table, figure, peer, v);
+            }
+          }
+        });
+      }
+    });
     String md = markdown(figures, peers, seconds, rounds, warmup, loadStart, uptime(), worstLagMs,
         (System.nanoTime() - t0) / 1e9);
     System.out.println(md);
@@ -203,7 +214,7 @@ public final class OverloadGoodput {
   // ---------------------------------------------------------------- one phase on one peer
 
   /** Where a task ended. */
-  enum Outcome { NONE, COMPLETED, REJECTED, EXPIRED }
+  enum Outcome { NONE, COMPLETED, REJECTED, EXPIRED, CANCELLED }
 
   /** The peer under test, behind a call that never blocks the producer. */
   interface Target {
@@ -213,9 +224,9 @@ public final class OverloadGoodput {
     /** Shuts the (drained) peer down and waits until its threads have ended. */
     void close() throws InterruptedException;
 
-    /** How many tasks the peer itself counted as expired, or -1 if it does not count them. */
-    default long expired() {
-      return -1;
+    /** The peer's own count of completed and expired tasks, or null if it keeps none. */
+    default long[] completedAndExpired() {
+      return null;
     }
   }
 
@@ -271,8 +282,9 @@ public final class OverloadGoodput {
       }
 
       @Override
-      public long expired() {
-        return pool.stats().expired();
+      public long[] completedAndExpired() {
+        PoolStats stats = pool.stats();
+        return new long[] {stats.completed(), stats.expired()};
       }
     };
   }
@@ -304,13 +316,14 @@ public final class OverloadGoodput {
     final long windowNanos;
     final long[] submitted;
     final long[] started;
+    final long[] ended;
     /** When the caller learned of the refusal: the call's return, or {@code onExpired}. */
     final long[] refused;
     final Outcome[] outcome;
     final AtomicInteger finished = new AtomicInteger();
     int accepted;
     long drainNanos;
-    long peerExpired;
+    long[] peerCounts;
     double lagP99Ms;
 
     private Trial(String peer, int tasks, long windowNanos) {
@@ -318,6 +331,7 @@ public final class OverloadGoodput {
       this.windowNanos = windowNanos;
       submitted = new long[tasks];
       started = new long[tasks];
+      ended = new long[tasks];
       refused = new long[tasks];
       outcome = new Outcome[tasks];
       Arrays.fill(outcome, Outcome.NONE);
@@ -359,8 +373,9 @@ public final class OverloadGoodput {
         LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
       }
       t.drainNanos = Math.max(0, System.nanoTime() - windowEnd);
-      t.peerExpired = target.expired();
       target.close();
+      // read after termination: a task counts itself before its worker counts it as completed
+      t.peerCounts = target.completedAndExpired();
       Arrays.sort(lag);
       t.lagP99Ms = percentile(lag, 0.99) / 1e6;
       return t;
@@ -371,6 +386,8 @@ public final class OverloadGoodput {
       int useful = 0;
       int late = 0;
       int refusedCount = 0;
+      int completed = 0;
+      long busyNanos = 0;
       int expired = 0;
       long[] startDelays = new long[submitted.length];
       long[] refusalWaits = new long[submitted.length];
@@ -379,6 +396,8 @@ public final class OverloadGoodput {
       for (int i = 0; i < submitted.length; i++) {
         switch (outcome[i]) {
           case COMPLETED:
+            completed++;
+            busyNanos += ended[i] - started[i];
             long delay = started[i] - submitted[i];
             startDelays[nStart++] = delay;
             if (delay <= deadline) {
@@ -395,12 +414,14 @@ public final class OverloadGoodput {
             refusalWaits[nRefused++] = refused[i] - submitted[i];
             break;
           default:
-            throw new IllegalStateException(peer + ": task " + i + " was accepted but never ended");
+            throw new IllegalStateException(peer + ": task " + i + " ended " + outcome[i]);
         }
       }
-      if (peerExpired >= 0 && peerExpired != expired) {
-        throw new IllegalStateException(peer + ": stats().expired() = " + peerExpired + " but "
-            + expired + " tasks heard onExpired");
+      // the pool's own counters must agree with what the tasks saw (guarantee 13)
+      if (peerCounts != null && (peerCounts[0] != completed || peerCounts[1] != expired)) {
+        throw new IllegalStateException(peer + ": stats() counted " + peerCounts[0] + " completed and "
+            + peerCounts[1] + " expired, but " + completed + " tasks ran and " + expired
+            + " heard onExpired");
       }
       long[] s = Arrays.copyOf(startDelays, nStart);
       long[] w = Arrays.copyOf(refusalWaits, nRefused);
@@ -417,6 +438,7 @@ public final class OverloadGoodput {
       f.put(WAIT_P99, percentile(w, 0.99) / 1e6);
       f.put(DRAIN, drainNanos / 1e9);
       f.put(LAG, lagP99Ms);
+      f.put(TASK_TIME, completed == 0 ? Double.NaN : busyNanos / 1e6 / completed);
       return f;
     }
   }
@@ -439,15 +461,27 @@ public final class OverloadGoodput {
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
       }
+      trial.ended[id] = System.nanoTime();
       trial.outcome[id] = Outcome.COMPLETED;
       trial.finished.incrementAndGet();
     }
 
+
+    /** warmpool's signal that the task outlived its line deadline: the caller's refusal. */
+    @Override
+    public void onExpired(PoolOverloadedException cause) {
+      end(Outcome.EXPIRED);
+    }
+
+    /** Nobody cancels these tasks; if a peer ever does, the trial fails rather than miscount. */
     @Override
     public void onCancel() {
-      // warmpool calls onExpired (whose default lands here) when the task outlives maxWaitInLine
+      end(Outcome.CANCELLED);
+    }
+
+    private void end(Outcome how) {
       trial.refused[id] = System.nanoTime();
-      trial.outcome[id] = Outcome.EXPIRED;
+      trial.outcome[id] = how;
       trial.finished.incrementAndGet();
     }
   }
@@ -496,7 +530,9 @@ public final class OverloadGoodput {
         + " the window's last ~100 ms can: the ceiling is 1 + (100 + 10) ms / window, %.3f here);"
         + " *drain s* is how long that took; *producer lag* is how late the producer made its calls"
         + " against the schedule (it parks between arrivals; a loaded machine wakes it late, and it"
-        + " then offers every due task at once). Then the peer is shut down and awaited; every trial builds a fresh peer."
+        + " then offers every due task at once); *task ms* is how long a task's 10 ms sleep really"
+        + " took (on a loaded machine a sleeping thread wakes late, so true capacity is"
+        + " 20 / task ms, below 2,000/s, and 0.8x offered load is more than 0.8x of it). Then the peer is shut down and awaited; every trial builds a fresh peer."
         + " %d measured rounds (after %d discarded warm-up rounds of 1 s phases); in each round every"
         + " peer runs the overload phase, then every peer the Poisson phase (the same arrival times for"
         + " every peer of a round), the peer order rotated each round. Figures are medians over the"
@@ -517,8 +553,8 @@ public final class OverloadGoodput {
           .append(" for ").append(fmt(seconds)).append(" s\n\n");
       sb.append("| peer | goodput (of capacity) | completed late | refused | refused % | start delay p50 ms"
           + " | start delay p99 ms | refusal wait p50 ms | refusal wait p99 ms | drain s"
-          + " | producer lag p99 ms |\n");
-      sb.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+          + " | producer lag p99 ms | task ms (mean) |\n");
+      sb.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
       Map<String, Map<String, List<Double>>> byPeer = figures.getOrDefault(phase, Map.of());
       for (String peer : peers) {
         Map<String, List<Double>> f = byPeer.getOrDefault(peer, Map.of());
