@@ -66,7 +66,10 @@ import reactor.core.scheduler.Schedulers;
  *
  * <p>Refused = rejected at the call + expired in line. <em>Refusal wait</em> is how long the caller
  * waited to learn of it: the call's own duration for a rejection, submission to
- * {@code onExpired} for an expiry.
+ * {@code onExpired} for an expiry. Also reported, to judge a run: the producer's p99 lag behind its
+ * schedule and how long a task's 10 ms sleep really took. Both grow with the machine's load (a
+ * parked thread wakes late when the cores are busy), which cuts true capacity below 2,000/s and
+ * delays warmpool's expiry signal: record the load beside the figures.
  *
  * <p>Options ({@code key=value}): {@code seconds=10} per phase, {@code rounds=3} measured,
  * {@code warmup=1} discarded rounds of 1 s phases, {@code peers=} a comma list of ids,
@@ -102,6 +105,7 @@ public final class OverloadGoodput {
 
   /** The figures, in table order; per phase and peer, one value per round. */
   static final String GOODPUT = "goodput";
+  static final String GOODPUT_MEASURED = "goodput of measured capacity";
   static final String LATE = "completed late";
   static final String REFUSED = "refused";
   static final String REFUSED_PCT = "refused %";
@@ -112,7 +116,7 @@ public final class OverloadGoodput {
   static final String DRAIN = "drain s";
   static final String LAG = "producer lag p99 ms";
   static final String TASK_TIME = "task ms (mean)";
-  static final List<String> FIGURES = List.of(GOODPUT, LATE, REFUSED, REFUSED_PCT, START_P50,
+  static final List<String> FIGURES = List.of(GOODPUT, GOODPUT_MEASURED, LATE, REFUSED, REFUSED_PCT, START_P50,
       START_P99, WAIT_P50, WAIT_P99, DRAIN, LAG, TASK_TIME);
 
   /** The two phases: offered load as a multiple of capacity, and how arrivals are spaced. */
@@ -429,6 +433,9 @@ public final class OverloadGoodput {
       Arrays.sort(w);
       Map<String, Double> f = new LinkedHashMap<>();
       f.put(GOODPUT, useful / (windowNanos / 1e9) / CAPACITY_PER_SECOND);
+      // against what the pool could really do here: CAPACITY tasks per mean run time
+      f.put(GOODPUT_MEASURED, completed == 0 ? Double.NaN
+          : useful / (windowNanos / 1e9) / (CAPACITY / (busyNanos / 1e9 / completed)));
       f.put(LATE, (double) late);
       f.put(REFUSED, (double) refusedCount);
       f.put(REFUSED_PCT, 100.0 * refusedCount / submitted.length);
@@ -532,7 +539,8 @@ public final class OverloadGoodput {
         + " against the schedule (it parks between arrivals; a loaded machine wakes it late, and it"
         + " then offers every due task at once); *task ms* is how long a task's 10 ms sleep really"
         + " took (on a loaded machine a sleeping thread wakes late, so true capacity is"
-        + " 20 / task ms, below 2,000/s, and 0.8x offered load is more than 0.8x of it). Then the peer is shut down and awaited; every trial builds a fresh peer."
+        + " 20 / task ms, below 2,000/s, and 0.8x offered load is more than 0.8x of it);"
+        + " *goodput of measured capacity* divides by that true capacity instead. Then the peer is shut down and awaited; every trial builds a fresh peer."
         + " %d measured rounds (after %d discarded warm-up rounds of 1 s phases); in each round every"
         + " peer runs the overload phase, then every peer the Poisson phase (the same arrival times for"
         + " every peer of a round), the peer order rotated each round. Figures are medians over the"
@@ -551,17 +559,17 @@ public final class OverloadGoodput {
     for (Phase phase : Phase.values()) {
       sb.append("## ").append(phase == Phase.OVERLOAD ? "Phase 1: " : "Phase 2: ").append(phase.title)
           .append(" for ").append(fmt(seconds)).append(" s\n\n");
-      sb.append("| peer | goodput (of capacity) | completed late | refused | refused % | start delay p50 ms"
+      sb.append("| peer | goodput (of capacity) | goodput of measured capacity | completed late | refused | refused % | start delay p50 ms"
           + " | start delay p99 ms | refusal wait p50 ms | refusal wait p99 ms | drain s"
           + " | producer lag p99 ms | task ms (mean) |\n");
-      sb.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+      sb.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
       Map<String, Map<String, List<Double>>> byPeer = figures.getOrDefault(phase, Map.of());
       for (String peer : peers) {
         Map<String, List<Double>> f = byPeer.getOrDefault(peer, Map.of());
         sb.append("| ").append(peer.equals(WP_DEADLINE) ? "**" + label(peer) + "**" : label(peer));
         for (String figure : FIGURES) {
           double v = median(f.get(figure));
-          sb.append(" | ").append(Double.isNaN(v) ? "–" : figure.equals(GOODPUT)
+          sb.append(" | ").append(Double.isNaN(v) ? "–" : figure.startsWith(GOODPUT)
               ? String.format(Locale.ROOT, "%.3f", v) : Table.number(v));
         }
         sb.append(" |\n");
@@ -578,7 +586,7 @@ public final class OverloadGoodput {
           line.append(' ').append(f.getKey()).append(' ');
           List<String> vs = new ArrayList<>();
           for (double v : f.getValue()) {
-            vs.add(Double.isNaN(v) ? "–" : f.getKey().equals(GOODPUT)
+            vs.add(Double.isNaN(v) ? "–" : f.getKey().startsWith(GOODPUT)
                 ? String.format(Locale.ROOT, "%.3f", v) : Table.number(v));
           }
           line.append(String.join("/", vs)).append(';');
@@ -610,6 +618,16 @@ public final class OverloadGoodput {
     goal(sb, "Poisson 0.8x: refusal wait p99 <= deadline + 10% (110 ms)",
         median(poisson.get(WAIT_P99)), limit, false, "%.1f ms");
     sb.append('\n');
+    double overTask = median(over.get(TASK_TIME));
+    double poissonTask = median(poisson.get(TASK_TIME));
+    sb.append(String.format(Locale.ROOT, "For context, not goals: a 10 ms task took %.2f ms (overload)"
+        + " and %.2f ms (Poisson) on average in this run, so the true capacity was %,.0f and %,.0f"
+        + " tasks/s; against it, goodput under overload was %.3f and the Poisson phase offered %.2fx"
+        + " of it. warmpool's own bound on an expiry's lateness is maxWaitInLine + 10%% + 10 ms ="
+        + " %.0f ms (refusal wait above).%n%n", overTask, poissonTask, CAPACITY * 1000 / overTask,
+        CAPACITY * 1000 / poissonTask, median(over.get(GOODPUT_MEASURED)),
+        Phase.POISSON.load * CAPACITY_PER_SECOND / (CAPACITY * 1000 / poissonTask),
+        MAX_WAIT_IN_LINE_MS * 1.1 + 10));
   }
 
   private static void goal(StringBuilder sb, String what, double v, double bound, boolean atLeast,

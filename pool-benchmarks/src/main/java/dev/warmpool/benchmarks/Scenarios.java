@@ -319,6 +319,8 @@ final class Scenarios {
         + " JVM (a fresh one for the scenario), %d round(s), medians; every peer drained and shut down"
         + " between trials. The reference row is warmpool with `maxWaitInLine(%d ms)`; its goals:"
         + " goodput >= 0.9 and p99 start delay <= %d ms under overload, <= 1%% refused in phase 2."
+        + " *task ms* (how long a 10 ms sleep really took) and the producer's lag behind its schedule"
+        + " show how much the machine's load bent the run."
         + " Details: `OverloadGoodput`'s Javadoc and docs/benchmarks/goodput.md.",
         OverloadGoodput.CAPACITY, OverloadGoodput.TASK_MS, OverloadGoodput.CAPACITY_PER_SECOND,
         OverloadGoodput.DEADLINE_MS, profile.goodputSeconds, profile.goodputRounds,
@@ -336,7 +338,9 @@ final class Scenarios {
               phase == OverloadGoodput.Phase.POISSON ? Better.LOWER : Better.NEITHER)
           .column(OverloadGoodput.START_P50, Better.LOWER)
           .column(OverloadGoodput.START_P99, Better.LOWER)
-          .column(OverloadGoodput.WAIT_P99, Better.NEITHER);
+          .column(OverloadGoodput.WAIT_P99, Better.NEITHER)
+          .column(OverloadGoodput.TASK_TIME, Better.NEITHER)
+          .column(OverloadGoodput.LAG, Better.NEITHER);
       runs.fill(t, phase.table);
       s.tables.add(t);
     }
