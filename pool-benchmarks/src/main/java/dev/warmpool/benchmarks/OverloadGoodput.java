@@ -368,7 +368,8 @@ public final class OverloadGoodput {
       for (long now; (now = System.nanoTime()) < windowEnd; ) {
         LockSupport.parkNanos(windowEnd - now);
       }
-      long drainLimit = windowEnd + TimeUnit.SECONDS.toNanos(Math.max(120, 3 * windowNanos / 1_000_000_000L));
+      long drainLimit = windowEnd
+          + TimeUnit.SECONDS.toNanos(Math.max(120, 3 * TimeUnit.NANOSECONDS.toSeconds(windowNanos)));
       while (t.finished.get() < t.accepted) {
         if (System.nanoTime() > drainLimit) {
           throw new IllegalStateException(peer + ": " + (t.accepted - t.finished.get())
@@ -540,7 +541,8 @@ public final class OverloadGoodput {
         + " then offers every due task at once); *task ms* is how long a task's 10 ms sleep really"
         + " took (on a loaded machine a sleeping thread wakes late, so true capacity is"
         + " 20 / task ms, below 2,000/s, and 0.8x offered load is more than 0.8x of it);"
-        + " *goodput of measured capacity* divides by that true capacity instead. Then the peer is shut down and awaited; every trial builds a fresh peer."
+        + " *goodput of measured capacity* divides by that true capacity instead. Then the peer is"
+        + " shut down and awaited; every trial builds a fresh peer."
         + " %d measured rounds (after %d discarded warm-up rounds of 1 s phases); in each round every"
         + " peer runs the overload phase, then every peer the Poisson phase (the same arrival times for"
         + " every peer of a round), the peer order rotated each round. Figures are medians over the"
@@ -559,7 +561,8 @@ public final class OverloadGoodput {
     for (Phase phase : Phase.values()) {
       sb.append("## ").append(phase == Phase.OVERLOAD ? "Phase 1: " : "Phase 2: ").append(phase.title)
           .append(" for ").append(fmt(seconds)).append(" s\n\n");
-      sb.append("| peer | goodput (of capacity) | goodput of measured capacity | completed late | refused | refused % | start delay p50 ms"
+      sb.append("| peer | goodput (of capacity) | goodput of measured capacity | completed late | refused"
+          + " | refused % | start delay p50 ms"
           + " | start delay p99 ms | refusal wait p50 ms | refusal wait p99 ms | drain s"
           + " | producer lag p99 ms | task ms (mean) |\n");
       sb.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
