@@ -40,6 +40,8 @@ public final class BenchmarkReport {
     int adapterItems;
     int sparseItems;
     int adapterReps;
+    int goodputSeconds;
+    int goodputRounds;
 
     private Profile(String name) {
       this.name = name;
@@ -63,6 +65,8 @@ public final class BenchmarkReport {
           p.adapterItems = 200_000;
           p.sparseItems = 10_000;
           p.adapterReps = 3;
+          p.goodputSeconds = 5;
+          p.goodputRounds = 1;
           return p;
         case "full":
           p.forks = 3;
@@ -79,6 +83,8 @@ public final class BenchmarkReport {
           p.adapterItems = 200_000;
           p.sparseItems = 50_000;
           p.adapterReps = 5;
+          p.goodputSeconds = 10;
+          p.goodputRounds = 3;
           return p;
         default:
           throw new IllegalArgumentException("profile must be quick or full, was " + name);
@@ -89,10 +95,12 @@ public final class BenchmarkReport {
       return String.format(Locale.ROOT, "JMH %d fork(s), %d warm-up + %d measured iterations of %d ms"
           + " (figure = median iteration); latency %,d samples at gap 0, %d repetitions (median);"
           + " ants burst %,d tasks (%,d for thread-per-task peers), %d fresh JVM(s) per peer;"
-          + " expiry %d bursts, %,d ms apart; adapters %,d items, %,d sparse items, %d repetitions",
+          + " expiry %d bursts, %,d ms apart; adapters %,d items, %,d sparse items, %d repetitions;"
+          + " goodput %d s phases, %d round(s)",
           forks, warmupIterations, measurementIterations,
           iterationMillis, latencySamples, latencyReps, burstTasks, burstTasksThreadPerTask, burstReps,
-          expiryBursts, expiryGapMs, adapterItems, sparseItems, adapterReps);
+          expiryBursts, expiryGapMs, adapterItems, sparseItems, adapterReps, goodputSeconds,
+          goodputRounds);
     }
   }
 
@@ -131,7 +139,7 @@ public final class BenchmarkReport {
   public static void main(String[] args) throws Exception {
     String profile = "quick";
     Path out = Path.of("target", "report");
-    String only = "1,2,3,4,5,6,7";
+    String only = "1,2,3,4,5,6,7,8";
     for (int i = 0; i < args.length; i++) {
       switch (args[i]) {
         case "--profile": profile = args[++i]; break;
@@ -155,6 +163,7 @@ public final class BenchmarkReport {
       if (wanted.contains("5")) report.add(s.idleExpiry());
       if (wanted.contains("6")) report.add(s.allocation());
       if (wanted.contains("7")) report.add(s.adapters());
+      if (wanted.contains("8")) report.add(s.overloadGoodput());
       log.line("done in " + Math.round(log.seconds()) + " s");
     }
   }

@@ -61,6 +61,11 @@ final class Peers {
       case "rx-from-fixed": return "RxJava from(fixed)";
       case "io-limited": return "Dispatchers.IO.limitedParallelism(N)";
       case "fixed-dispatcher": return "fixed.asCoroutineDispatcher()";
+      case OverloadGoodput.WP_DEADLINE: return "warmpool blocking, maxWaitInLine(50 ms), enqueue";
+      case OverloadGoodput.WP_BLOCKING: return "warmpool blocking, no deadline (maxWaiting 100,000), enqueue";
+      case OverloadGoodput.WP_NONBLOCKING: return "warmpool nonblocking, enqueue";
+      case OverloadGoodput.TPE_ABQ: return "TPE(20) + ArrayBlockingQueue(1000) + AbortPolicy";
+      case OverloadGoodput.ELASTIC: return "Reactor newBoundedElastic(20, 100000), direct schedule";
       default: return id;
     }
   }

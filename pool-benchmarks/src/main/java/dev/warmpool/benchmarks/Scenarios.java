@@ -12,7 +12,7 @@ import java.util.Locale;
 import java.util.Map;
 import org.openjdk.jmh.runner.RunnerException;
 
-/** The seven scenarios of the comparison, each run and turned into a report section. */
+/** The eight scenarios of the comparison, each run and turned into a report section. */
 final class Scenarios {
   private static final List<String> HARNESS_JVM = List.of("-Xms256m", "-Xmx2g");
 
@@ -303,6 +303,47 @@ final class Scenarios {
     }
     chart(s, () -> Charts.bars(out, "adapters.png", "Adapters: subscribeOn (Reactor, RxJava) and"
         + " withContext (Kotlin) per second, higher is better", "items/s", chart, List.of("items/s")));
+    return s;
+  }
+
+  // 8 -------------------------------------------------------------------------------------------
+
+  Section overloadGoodput() throws IOException, InterruptedException {
+    Section s = new Section("8. Goodput under overload").say(String.format(Locale.ROOT,
+        "Capacity %d, tasks sleeping %d ms (capacity %,.0f tasks/s), each with a caller deadline of"
+        + " %d ms on its *start*. An open-loop producer offers 2x capacity evenly spaced, then (phase 2)"
+        + " Poisson arrivals at 0.8x, for %d s each, with calls that never block. *Goodput*: tasks that"
+        + " started within the deadline and completed, per second, as a fraction of capacity; a late"
+        + " task still runs and counts in *completed late*. *Refused*: rejected at the call or expired"
+        + " in line; *refusal wait*: how long its caller waited to learn of it. Peers interleaved in one"
+        + " JVM (a fresh one for the scenario), %d round(s), medians; every peer drained and shut down"
+        + " between trials. The reference row is warmpool with `maxWaitInLine(%d ms)`; its goals:"
+        + " goodput >= 0.9 and p99 start delay <= %d ms under overload, <= 1%% refused in phase 2."
+        + " *task ms* (how long a 10 ms sleep really took) and the producer's lag behind its schedule"
+        + " show how much the machine's load bent the run."
+        + " Details: `OverloadGoodput`'s Javadoc and docs/benchmarks/goodput.md.",
+        OverloadGoodput.CAPACITY, OverloadGoodput.TASK_MS, OverloadGoodput.CAPACITY_PER_SECOND,
+        OverloadGoodput.DEADLINE_MS, profile.goodputSeconds, profile.goodputRounds,
+        OverloadGoodput.MAX_WAIT_IN_LINE_MS, 2 * OverloadGoodput.DEADLINE_MS));
+    ChildProcess runs = new ChildProcess();
+    long timeout = 120 + 30L * profile.goodputSeconds * (profile.goodputRounds + 1);
+    note(s, OverloadGoodput.WP_DEADLINE, runs.run(log, HARNESS_JVM, OverloadGoodput.class,
+        List.of("seconds=" + profile.goodputSeconds, "rounds=" + profile.goodputRounds), timeout));
+    for (OverloadGoodput.Phase phase : OverloadGoodput.Phase.values()) {
+      Table t = new Table(phase.table, "Phase " + (phase.ordinal() + 1) + ": " + phase.title,
+          OverloadGoodput.WP_DEADLINE)
+          .column(OverloadGoodput.GOODPUT, Better.HIGHER)
+          .column(OverloadGoodput.LATE, Better.LOWER)
+          .column(OverloadGoodput.REFUSED_PCT,
+              phase == OverloadGoodput.Phase.POISSON ? Better.LOWER : Better.NEITHER)
+          .column(OverloadGoodput.START_P50, Better.LOWER)
+          .column(OverloadGoodput.START_P99, Better.LOWER)
+          .column(OverloadGoodput.WAIT_P99, Better.NEITHER)
+          .column(OverloadGoodput.TASK_TIME, Better.NEITHER)
+          .column(OverloadGoodput.LAG, Better.NEITHER);
+      runs.fill(t, phase.table);
+      s.tables.add(t);
+    }
     return s;
   }
 
