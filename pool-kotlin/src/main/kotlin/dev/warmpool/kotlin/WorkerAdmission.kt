@@ -53,10 +53,22 @@ internal class WorkerAdmission(
     private lateinit var block: Runnable
     private var rejection: RejectedExecutionException? = null
 
-    /** What the lane runs: the block's start, unless it was withdrawn meanwhile. */
+    // The caller's own cancellation, written before the CAS to CANCELLED that publishes it.
+    private var cancellation: Throwable? = null
+
+    /**
+     * What the lane runs: the block's start, unless it was withdrawn meanwhile. One CAS from the state
+     * just read, retried while the dispatcher moves it PENDING -> QUEUED: two fixed CASes (QUEUED, then
+     * PENDING) both fail when [queued] lands between them, and the block would never run.
+     */
     val start: Runnable = Runnable {
-        if (state.compareAndSet(QUEUED, RUNNING) || state.compareAndSet(PENDING, RUNNING)) {
-            block.run()
+        while (true) {
+            val s = state.get()
+            if (s != PENDING && s != QUEUED) return@Runnable // rejected or withdrawn: the fallback has it
+            if (state.compareAndSet(s, RUNNING)) {
+                block.run()
+                return@Runnable
+            }
         }
     }
 
@@ -92,7 +104,9 @@ internal class WorkerAdmission(
 
     /** The caller's watch job completed; a non-null cause means the caller is being cancelled. */
     override fun invoke(cause: Throwable?) {
-        if (cause == null || state.compareAndSet(PENDING, CANCELLED)) return
+        if (cause == null) return
+        cancellation = cause
+        if (state.compareAndSet(PENDING, CANCELLED)) return
         if (state.compareAndSet(QUEUED, CANCELLED)) withdraw()
     }
 
@@ -106,7 +120,11 @@ internal class WorkerAdmission(
         when (state.get()) {
             RUNNING -> return
             REJECTED -> throw rejection!!
-            CANCELLED -> throw CancellationException("withWorker was cancelled while waiting for a worker")
+            // The caller's own cause (a withTimeout's TimeoutCancellationException): kotlinx rethrows a
+            // scope block's exception as is when the block ends before the scope suspends, so a fresh
+            // CancellationException here could reach the caller instead of its timeout.
+            CANCELLED -> throw cancellation as? CancellationException
+                ?: CancellationException("withWorker was cancelled while waiting for a worker", cancellation)
             else -> state.compareAndSet(PENDING, RUNNING) // started without a dispatch: already on the pool
         }
     }
