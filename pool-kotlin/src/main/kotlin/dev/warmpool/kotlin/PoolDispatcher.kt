@@ -2,6 +2,7 @@ package dev.warmpool.kotlin
 
 import dev.warmpool.CancellationAware
 import dev.warmpool.PoolClosedException
+import dev.warmpool.PoolOverloadedException
 import dev.warmpool.SerialExecutor
 import dev.warmpool.WorkerPool
 import java.lang.ref.WeakReference
@@ -121,7 +122,11 @@ internal class PoolDispatcher private constructor(
         }
         try {
             reopening {
-                if (isAdmittedWork(job, block)) unit.lane.executeAdmitted(block) else unit.lane.execute(block)
+                if (isAdmittedWork(job, block)) {
+                    unit.lane.executeAdmitted(block)
+                } else {
+                    unit.lane.execute(FirstDispatch(context, block) { units.remove(job, unit) })
+                }
             }
         } catch (rejected: RejectedExecutionException) {
             units.remove(job, unit)
@@ -185,9 +190,33 @@ internal class PoolDispatcher private constructor(
      */
     private fun dispatchJobless(context: CoroutineContext, block: Runnable) {
         try {
-            reopening { pool.enqueue(block) }
+            reopening { pool.enqueue(FirstDispatch(context, block)) }
         } catch (rejected: RejectedExecutionException) {
             reject(context, block, rejected)
+        }
+    }
+
+    /**
+     * A block waiting for its coroutine's admission. If it waits in the pool's line past
+     * `maxWaitInLine`, the pool refuses it then, as it would have at once: the coroutine is cancelled
+     * with the [dev.warmpool.PoolOverloadedException] as the cause and the block finishes on the
+     * fallback ([reject]); [forget] drops the unit first, as a rejection at once does. A block of an
+     * admitted coroutine is never wrapped: it never expires.
+     */
+    private inner class FirstDispatch(
+        private val context: CoroutineContext,
+        private val block: Runnable,
+        private val forget: () -> Unit = {},
+    ) : CancellationAware {
+        override fun run() = block.run()
+
+        override fun onCancel() {
+            // Only a timer hears this; the block is an immediate task (a shutdownNow hands it back).
+        }
+
+        override fun onExpired(cause: PoolOverloadedException) {
+            forget()
+            reject(context, block, cause)
         }
     }
 

@@ -1,5 +1,7 @@
 package dev.warmpool.kotlin
 
+import dev.warmpool.CancellationAware
+import dev.warmpool.PoolOverloadedException
 import dev.warmpool.SerialExecutor
 import dev.warmpool.WorkerPool
 import java.util.concurrent.RejectedExecutionException
@@ -19,6 +21,8 @@ import kotlinx.coroutines.Dispatchers
  *   PENDING -> RUNNING    a worker took the start before the dispatcher marked it QUEUED
  *   QUEUED  -> RUNNING    a worker took the start: the user's block runs on it
  *   PENDING -> REJECTED   the pool refused the start; it runs on the fallback only to throw that
+ *   QUEUED  -> REJECTED   the start waited in line past `maxWaitInLine` (also from PENDING, if the
+ *                         expiry beats [queued]): the same, with the pool's PoolOverloadedException
  *   PENDING -> CANCELLED  the caller was cancelled before the start was queued; whoever sees it
  *                         next (bind or queued) sends the start to the fallback
  *   QUEUED  -> CANCELLED  the caller was cancelled while waiting: the lane is closed (its queued start
@@ -61,14 +65,31 @@ internal class WorkerAdmission(
      * just read, retried while the dispatcher moves it PENDING -> QUEUED: two fixed CASes (QUEUED, then
      * PENDING) both fail when [queued] lands between them, and the block would never run.
      */
-    val start: Runnable = Runnable {
-        while (true) {
-            val s = state.get()
-            if (s != PENDING && s != QUEUED) return@Runnable // rejected or withdrawn: the fallback has it
-            if (state.compareAndSet(s, RUNNING)) {
-                block.run()
-                return@Runnable
+    val start: Runnable = object : CancellationAware {
+        override fun run() {
+            while (true) {
+                val s = state.get()
+                if (s != PENDING && s != QUEUED) return // rejected, expired or withdrawn: the fallback has it
+                if (state.compareAndSet(s, RUNNING)) {
+                    block.run()
+                    return
+                }
             }
+        }
+
+        override fun onCancel() {
+            // Only a timer hears this; the start is an immediate task of the lane.
+        }
+
+        /** It waited in line past `maxWaitInLine`: refused as a rejection is, unless withdrawn first. */
+        override fun onExpired(cause: PoolOverloadedException) {
+            rejection = cause // published by the CAS below
+            while (true) {
+                val s = state.get()
+                if (s != PENDING && s != QUEUED) return
+                if (state.compareAndSet(s, REJECTED)) break
+            }
+            Dispatchers.IO.dispatch(context, block)
         }
     }
 
