@@ -2,7 +2,7 @@ package dev.warmpool.kotlin
 
 import dev.warmpool.CancellationAware
 import dev.warmpool.PoolOverloadedException
-import dev.warmpool.SerialExecutor
+import dev.warmpool.FailureAware
 import dev.warmpool.WorkerPool
 import java.util.concurrent.RejectedExecutionException
 import java.util.concurrent.atomic.AtomicInteger
@@ -53,7 +53,7 @@ internal class WorkerAdmission(
 
     // Written by bind before the state can leave PENDING through the dispatcher; read after a CAS.
     private lateinit var context: CoroutineContext
-    private lateinit var lane: SerialExecutor
+    private lateinit var unit: PoolDispatcher.CoroutineUnit
     private lateinit var block: Runnable
     private var rejection: RejectedExecutionException? = null
 
@@ -65,13 +65,13 @@ internal class WorkerAdmission(
      * just read, retried while the dispatcher moves it PENDING -> QUEUED: two fixed CASes (QUEUED, then
      * PENDING) both fail when [queued] lands between them, and the block would never run.
      */
-    val start: Runnable = object : CancellationAware {
+    val start: Runnable = object : CancellationAware, FailureAware {
         override fun run() {
             while (true) {
                 val s = state.get()
                 if (s != PENDING && s != QUEUED) return // rejected, expired or withdrawn: the fallback has it
                 if (state.compareAndSet(s, RUNNING)) {
-                    block.run()
+                    unit.runTracked(block) // throws the block's failure, for the pool to count
                     return
                 }
             }
@@ -80,6 +80,8 @@ internal class WorkerAdmission(
         override fun onCancel() {
             // Only a timer hears this; the start is an immediate task of the lane.
         }
+
+        override fun onFailure(failure: Throwable) = unit.onFailure(failure)
 
         /** It waited in line past `maxWaitInLine`: refused as a rejection is, unless withdrawn first. */
         override fun onExpired(cause: PoolOverloadedException) {
@@ -97,9 +99,9 @@ internal class WorkerAdmission(
      * Claims the first dispatch. Returns false if the caller was already cancelled: then the start has
      * been sent to the fallback and must not be queued.
      */
-    fun bind(context: CoroutineContext, lane: SerialExecutor, block: Runnable): Boolean {
+    fun bind(context: CoroutineContext, unit: PoolDispatcher.CoroutineUnit, block: Runnable): Boolean {
         this.context = context
-        this.lane = lane
+        this.unit = unit
         this.block = block
         isBound = true
         if (state.get() == CANCELLED) {
@@ -132,7 +134,7 @@ internal class WorkerAdmission(
     }
 
     private fun withdraw() {
-        lane.close()
+        unit.lane.close()
         Dispatchers.IO.dispatch(context, block)
     }
 

@@ -253,11 +253,11 @@ class PoolDispatcherGuaranteesTest {
     }
 
     /**
-     * Fault 6 (open): kotlinx catches a coroutine's exception inside the block, so the pool never sees
-     * a task throw, and core offers no way to count a failure without reporting it again.
+     * Fault 6: kotlinx catches a coroutine's exception inside the block, so the pool never saw a task
+     * throw; the coroutine's unit now throws it to the pool (a FailureAware task) after kotlinx
+     * reported it, and the pool counts it.
      */
     @Test
-    @Disabled("needs core: a way to count an adapter's failure in stats().failed without reporting it (REPORT-kotlin.md)")
     fun aCoroutineThatThrowsIsCountedInFailed() = pools.runBlocking {
         val failures = Failures()
         val pool = pools.pool(1)
@@ -267,9 +267,8 @@ class PoolDispatcherGuaranteesTest {
         awaitStats(pool, "failure counted") { it.failed() == 1L }
     }
 
-    /** Fault 6 (open): the adapter cannot tell an explicitly set failure handler from the default. */
+    /** Fault 6: a failure handler set on the builder sees a coroutine's failure too. */
     @Test
-    @Disabled("needs core: a way to pass a failure to an explicitly set failure handler only (REPORT-kotlin.md)")
     fun anExplicitFailureHandlerSeesEveryCoroutineFailure() = pools.runBlocking {
         val failures = Failures()
         val pool = pools.pool(1) { failureHandler { _, e -> failures.poolHandler += e } }
@@ -278,6 +277,49 @@ class PoolDispatcherGuaranteesTest {
         assertThat(failures.handled.await(5, TimeUnit.SECONDS)).isTrue()
         awaitStats(pool, "failure seen by the pool's handler") { failures.poolHandler.size == 1 }
         assertThat(failures.poolHandler[0]).hasMessage("boom")
+    }
+
+    /**
+     * One failure, counted once: a child's exception that fails its parent too (both coroutines on
+     * the pool), and a body that throws while its child still runs (the parent completes later, on
+     * the child's thread), each count one failure, and nothing reaches the threads' handler.
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = ["child fails its parent", "parent throws with a child running"])
+    fun aCoroutineFailureIsCountedExactlyOnce(shape: String) = pools.runBlocking {
+        val failures = Failures()
+        val pool = pools.pool(2) { threadFactory(recordingThreads(failures)) }
+        val d = pool.asCoroutineDispatcher()
+        val scope = CoroutineScope(SupervisorJob() + d + failures.exceptionHandler)
+        val job = when (shape) {
+            "child fails its parent" -> scope.launch { launch { throw IllegalStateException("boom") }.join() }
+            else -> scope.launch {
+                launch { kotlinx.coroutines.awaitCancellation() }
+                yield() // the child runs on the other worker
+                throw IllegalStateException("boom")
+            }
+        }
+        job.join()
+        assertThat(failures.handled.await(5, TimeUnit.SECONDS)).isTrue()
+        awaitStats(pool, "quiescent") { it.busy() == 0 && it.failed() >= 1 }
+        scope.launch { }.join() // one more task: a late second count would be in by now
+        awaitStats(pool, "quiescent") { it.busy() == 0 }
+        assertThat(pool.stats().failed()).isEqualTo(1)
+        assertThat(pool.stats().submitted()).isEqualTo(pool.stats().completed() + pool.stats().failed())
+        assertThat(failures.handler).hasSize(1)
+        assertThat(failures.uncaught).isEmpty()
+    }
+
+    /** A `withWorker` block that throws: its caller gets the exception, the pool counts it once. */
+    @Test
+    fun aWithWorkerBlockThatThrowsIsCountedAndThrownToItsCallerOnly() = pools.runBlocking {
+        val failures = Failures()
+        val pool = pools.pool(1) { threadFactory(recordingThreads(failures)) }
+        val thrown = runCatching { pool.withWorker { throw IllegalStateException("boom") } }.exceptionOrNull()
+        assertThat(thrown).isInstanceOf(IllegalStateException::class.java).hasMessage("boom")
+        awaitStats(pool, "failure counted") { it.failed() == 1L && it.busy() == 0 }
+        assertThat(pool.stats().submitted()).isEqualTo(pool.stats().completed() + pool.stats().failed())
+        assertThat(failures.uncaught).isEmpty()
     }
 
     // ---- suspected: coroutines sharing one Job --------------------------------------------------

@@ -4,6 +4,7 @@ import java.util.concurrent.TimeUnit
 import java.util.concurrent.atomic.AtomicInteger
 import java.util.concurrent.atomic.AtomicReference
 import kotlin.coroutines.EmptyCoroutineContext
+import kotlinx.coroutines.Job
 import org.assertj.core.api.Assertions.assertThat
 import org.junit.jupiter.api.AfterEach
 import org.junit.jupiter.api.Test
@@ -27,7 +28,7 @@ class WorkerAdmissionRaceTest {
     @Test
     fun aStartRacingTheQueuedMarkRunsTheBlockExactlyOnce() {
         val pool = pools.pool(1)
-        val lane = pool.newSerialExecutor()
+        val unit = PoolDispatcher.CoroutineUnit(Job(), PoolDispatcher.of(pool), EmptyCoroutineContext)
         val rounds = 100_000
         val ran = AtomicInteger()
         val current = AtomicReference<WorkerAdmission>()
@@ -45,7 +46,7 @@ class WorkerAdmissionRaceTest {
         try {
             for (round in 1..rounds) {
                 val admission = WorkerAdmission(pool)
-                assertThat(admission.bind(EmptyCoroutineContext, lane, Runnable { ran.incrementAndGet() })).isTrue()
+                assertThat(admission.bind(EmptyCoroutineContext, unit, Runnable { ran.incrementAndGet() })).isTrue()
                 current.set(admission)
                 go.set(round) // the worker runs the start now, as a worker taking the lane would
                 admission.queued() // while the dispatcher marks it queued
