@@ -402,6 +402,7 @@ final class Subpool extends AbstractWorkerPool {
         s.interrupt();
       }
     }
+    DelayedTask.handedBack(tasks);
     tryTerminate();
     return tasks;
   }
