@@ -29,7 +29,8 @@ import kotlinx.coroutines.Dispatchers
  *                         is discarded when the line reaches it) and the start goes to the fallback
  * ```
  * On the fallback the start sees its job cancelled and completes without running the user's block
- * ([enter] throws in any case), so the caller resumes at once instead of waiting for a worker. Every
+ * ([enter] throws in any case: the rejection, or the caller's own cancellation cause), so the caller
+ * resumes at once instead of waiting for a worker. Every
  * transition is one CAS, so exactly one of run, reject or withdraw sends the start anywhere.
  */
 internal class WorkerAdmission(
