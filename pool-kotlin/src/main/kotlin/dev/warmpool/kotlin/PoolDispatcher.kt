@@ -268,10 +268,24 @@ internal class PoolDispatcher private constructor(
      * `delay` never hangs and the coroutine learns why (DESIGN guarantee 7). A coroutine's own
      * cancellation also cancels the timer; then the continuation is no longer active.
      */
-    private inner class DelayedResume(private val continuation: CancellableContinuation<Unit>) : CancellationAware {
+    private inner class DelayedResume(
+        private val continuation: CancellableContinuation<Unit>,
+    ) : CancellationAware, FailureAware {
+        /** Resumes the coroutine here, as its unit's run would: a failure it throws is counted. */
         @OptIn(ExperimentalCoroutinesApi::class) // resumeUndispatched, as kotlinx's executor dispatchers use it
         override fun run() {
-            with(continuation) { this@PoolDispatcher.resumeUndispatched(Unit) }
+            val unit = continuation.context[Job]?.let { units[it] }
+            unit?.enter()
+            try {
+                with(continuation) { this@PoolDispatcher.resumeUndispatched(Unit) }
+            } finally {
+                unit?.leave()
+            }
+            unit?.rethrowFailure()
+        }
+
+        override fun onFailure(failure: Throwable) {
+            // Already reported by kotlinx, as for a unit's run.
         }
 
         override fun onCancel() {
@@ -449,12 +463,26 @@ internal class PoolDispatcher private constructor(
 
         /** Runs [block] and throws the failure its coroutine started cancelling with, if any. */
         fun runTracked(block: Runnable) {
-            runner = Thread.currentThread()
+            enter()
             try {
                 block.run()
             } finally {
-                runner = null
+                leave()
             }
+            rethrowFailure()
+        }
+
+        /** The current thread runs this coroutine now (its unit's run, or a due delay's resume). */
+        fun enter() {
+            runner = Thread.currentThread()
+        }
+
+        fun leave() {
+            runner = null
+        }
+
+        /** Throws the failure heard while this thread ran the coroutine, for the pool to count. */
+        fun rethrowFailure() {
             val f = failure ?: return
             failure = null
             throw f

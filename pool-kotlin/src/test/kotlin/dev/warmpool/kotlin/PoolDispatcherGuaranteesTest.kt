@@ -284,11 +284,12 @@ class PoolDispatcherGuaranteesTest {
 
     /**
      * One failure, counted once: a child's exception that fails its parent too (both coroutines on
-     * the pool), and a body that throws while its child still runs (the parent completes later, on
-     * the child's thread), each count one failure, and nothing reaches the threads' handler.
+     * the pool), a body that throws while its child still runs (the parent completes later, on the
+     * child's thread), and a body that throws after a `delay` (it resumes on the pool's timer task),
+     * each count one failure, and nothing reaches the threads' handler.
      */
     @ParameterizedTest(name = "{0}")
-    @ValueSource(strings = ["child fails its parent", "parent throws with a child running"])
+    @ValueSource(strings = ["child fails its parent", "parent throws with a child running", "throws after a delay"])
     fun aCoroutineFailureIsCountedExactlyOnce(shape: String) = pools.runBlocking {
         val failures = Failures()
         val pool = pools.pool(2) { threadFactory(recordingThreads(failures)) }
@@ -296,6 +297,10 @@ class PoolDispatcherGuaranteesTest {
         val scope = CoroutineScope(SupervisorJob() + d + failures.exceptionHandler)
         val job = when (shape) {
             "child fails its parent" -> scope.launch { launch { throw IllegalStateException("boom") }.join() }
+            "throws after a delay" -> scope.launch {
+                delay(1) // resumes on the pool's timer task, not through the coroutine's lane
+                throw IllegalStateException("boom")
+            }
             else -> scope.launch {
                 launch { kotlinx.coroutines.awaitCancellation() }
                 yield() // the child runs on the other worker
