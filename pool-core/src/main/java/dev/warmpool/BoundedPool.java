@@ -300,6 +300,7 @@ final class BoundedPool extends AbstractWorkerPool {
   public List<Runnable> shutdownNow() {
     List<Runnable> tasks = lifecycle.shutdownNowLine();
     engine.handBackAndInterrupt(tasks);
+    DelayedTask.handedBack(tasks);
     lifecycle.tryTerminate();
     return tasks;
   }

@@ -2,6 +2,7 @@ package dev.warmpool;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.Delayed;
 import java.util.concurrent.FutureTask;
@@ -64,6 +65,8 @@ final class DelayedTask<V> extends FutureTask<V>
   private CancellationAware listener;
   /** The task itself, if it reports its own failures; else null. */
   private FailureAware reporter;
+  /** The runnable as scheduled (for a hand-back), or null for a callable. */
+  private Runnable runnable;
 
   private final class Entry extends SharedTimer.Task {
     @Override
@@ -104,6 +107,7 @@ final class DelayedTask<V> extends FutureTask<V>
       Timers owner, Timers laneOwner) {
     this(java.util.concurrent.Executors.callable(runnable, (V) null), period, onDue, owner,
         laneOwner);
+    this.runnable = runnable;
     this.listener = runnable instanceof CancellationAware ? (CancellationAware) runnable : null;
     this.reporter = runnable instanceof FailureAware ? (FailureAware) runnable : null;
   }
@@ -248,6 +252,23 @@ final class DelayedTask<V> extends FutureTask<V>
     owner.forget(this);
     if (laneOwner != null) {
       laneOwner.forget(this);
+    }
+  }
+
+  /**
+   * The end of a {@code shutdownNow()}: each due timer among the tasks it hands back is replaced by
+   * its task as scheduled (undecorated), which the caller may still run, and its future completes
+   * cancelled, telling a {@link CancellationAware} task; so no future of a due timer stays pending
+   * on a terminated pool, and an adapter waiting on one learns it will not run here (guarantee 7).
+   * A callable's timer stays as it is: its future is the only way to run it. Runs on the caller's
+   * thread, under no lock.
+   */
+  static void handedBack(List<Runnable> tasks) {
+    for (int i = 0; i < tasks.size(); i++) {
+      if (tasks.get(i) instanceof DelayedTask<?> d && d.runnable != null) {
+        tasks.set(i, DecoratedTask.original(d.runnable));
+        d.cancel(false);
+      }
     }
   }
 

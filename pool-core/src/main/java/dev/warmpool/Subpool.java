@@ -452,6 +452,7 @@ final class Subpool extends AbstractWorkerPool {
         s.interrupt();
       }
     }
+    DelayedTask.handedBack(tasks);
     tryTerminate();
     return tasks;
   }

@@ -51,7 +51,8 @@ import java.util.function.UnaryOperator;
  * {@code schedule*} tasks wait on one shared timer thread and take no seat until due; a due task is
  * accepted work, never rejected for load. {@link #shutdown()} cancels the timers not yet due (their
  * futures complete cancelled); a due one runs like every task in line, or is returned by
- * {@link #shutdownNow()}. A {@code schedule} racing {@code shutdown()} is refused or completes one
+ * {@link #shutdownNow()} as the task scheduled (its future then completes cancelled, and a
+ * {@link CancellationAware} task hears {@code onCancel()}). A {@code schedule} racing {@code shutdown()} is refused or completes one
  * of these ways: no future stays pending on a terminated pool.
  *
  * <h2>Failures</h2>
@@ -261,7 +262,10 @@ public interface WorkerPool extends ScheduledExecutorService, AutoCloseable {
 
   /**
    * Stops accepting tasks, returns the tasks waiting in line (none of them has started) and interrupts
-   * running tasks. Callers blocked in line wake with {@link PoolClosedException}.
+   * running tasks. Callers blocked in line wake with {@link PoolClosedException}. A due timer among
+   * them is returned as the {@code Runnable} scheduled, which still runs if the caller runs it; its
+   * future completes cancelled and a {@link CancellationAware} task hears {@code onCancel()} (a timer
+   * scheduled with a {@code Callable} is returned as its future, which completes when run).
    */
   @Override
   List<Runnable> shutdownNow();

@@ -229,6 +229,47 @@ class TimerAndRebootFaultsTest {
     assertThat(pool.awaitTermination(SOON_SECONDS, SECONDS)).as("terminated").isTrue();
   }
 
+  /**
+   * Guarantee 7, shutdownNow, for whoever waits on the timer: a due timer handed back has a future
+   * that says done (cancelled) and a {@link CancellationAware} task that hears of it once, so an
+   * adapter (a Kotlin {@code delay}) can end what waits on it instead of hanging on a terminated
+   * pool; what is handed back is the task as scheduled, and it still runs when its caller runs it.
+   * On a subpool too.
+   */
+  @ParameterizedTest(name = "subpool {0}")
+  @ValueSource(booleans = {false, true})
+  void dueTimerHandedBackByShutdownNowCompletesItsFutureAndTellsItsTask_guarantee7(boolean subpool)
+      throws Exception {
+    WorkerPool parent = fixture.pool("due3d-now-", b -> b.capacity(1));
+    WorkerPool pool = subpool ? parent.newSubpool("due3d-sub", 1) : parent;
+    PoolFixture.Gate gate = fixture.occupy(pool);
+    CountDownLatch ran = new CountDownLatch(1);
+    AtomicInteger told = new AtomicInteger();
+    CancellationAware task = new CancellationAware() {
+      @Override
+      public void run() {
+        ran.countDown();
+      }
+
+      @Override
+      public void onCancel() {
+        told.incrementAndGet();
+      }
+    };
+    ScheduledFuture<?> timer = pool.schedule(task, 0, MILLISECONDS);
+    awaitWaiting(pool, 1);
+
+    List<Runnable> handedBack = pool.shutdownNow();
+
+    assertThat(handedBack).as("tasks handed back: the due timer's task").containsExactly(task);
+    assertThat(timer.isCancelled()).as("the handed-back timer's future is cancelled").isTrue();
+    assertThat(told.get()).as("its task heard onCancel").isEqualTo(1);
+    handedBack.get(0).run();
+    assertThat(ran.getCount()).as("the handed-back task still runs when run").isZero();
+    assertThat(pool.awaitTermination(SOON_SECONDS, SECONDS)).as("terminated").isTrue();
+    parent.shutdownNow();
+  }
+
   // ---------------------------------------------------------------------------------------------
   // Guarantee 9: awaitTermination never succeeds for a pool a reboot() reopened
 

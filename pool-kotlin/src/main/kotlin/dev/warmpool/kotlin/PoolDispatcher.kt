@@ -1,12 +1,15 @@
 package dev.warmpool.kotlin
 
 import dev.warmpool.CancellationAware
+import dev.warmpool.FailureAware
 import dev.warmpool.PoolClosedException
+import dev.warmpool.PoolOverloadedException
 import dev.warmpool.SerialExecutor
 import dev.warmpool.WorkerPool
 import java.lang.ref.WeakReference
 import java.util.WeakHashMap
 import java.util.concurrent.ConcurrentHashMap
+import java.util.concurrent.atomic.AtomicReference
 import java.util.concurrent.RejectedExecutionException
 import kotlin.coroutines.Continuation
 import kotlin.coroutines.CoroutineContext
@@ -98,8 +101,12 @@ internal class PoolDispatcher private constructor(
     private fun execute(unit: CoroutineUnit, context: CoroutineContext, block: Runnable) {
         try {
             reopening {
-                if (unit.owner === this && unit.isCoroutine) {
-                    unit.lane.execute(block)
+                if (unit.owner === this && unit.isCoroutine && unit.offer(block)) {
+                    try {
+                        unit.lane.execute(unit)
+                    } catch (closed: RejectedExecutionException) {
+                        if (unit.takeBack(block)) throw closed
+                    }
                 } else {
                     // a job shared by raw coroutines, or admitted through another dispatcher of the family
                     pool.newSerialExecutor().executeAdmitted(block)
@@ -112,23 +119,24 @@ internal class PoolDispatcher private constructor(
 
     /** First dispatch of [job] here: gives it a unit whose lane is admitted (or rejected) now. */
     private fun admit(job: Job, context: CoroutineContext, block: Runnable) {
-        val unit = CoroutineUnit(job, this)
+        val unit = CoroutineUnit(job, this, context)
         // Registered before the lane runs anything: the coroutine may resume before admit returns.
         val raced = units.putIfAbsent(job, unit)
         if (raced != null) {
             execute(raced, context, block)
             return
         }
+        unit.watch()
+        unit.offer(block)
         try {
             reopening {
-                if (isAdmittedWork(job, block)) unit.lane.executeAdmitted(block) else unit.lane.execute(block)
+                if (isAdmittedWork(job, block)) unit.lane.executeAdmitted(unit) else unit.lane.execute(unit)
             }
         } catch (rejected: RejectedExecutionException) {
             units.remove(job, unit)
+            unit.takeBack(block)
             reject(context, block, rejected)
-            return
         }
-        job.invokeOnCompletion(unit)
     }
 
     /**
@@ -185,10 +193,27 @@ internal class PoolDispatcher private constructor(
      */
     private fun dispatchJobless(context: CoroutineContext, block: Runnable) {
         try {
-            reopening { pool.enqueue(block) }
+            reopening { pool.enqueue(JoblessDispatch(context, block)) }
         } catch (rejected: RejectedExecutionException) {
             reject(context, block, rejected)
         }
+    }
+
+    /**
+     * A jobless block in the pool's line. If it waits there past `maxWaitInLine`, the pool refuses
+     * it then, as it would have at once: it finishes on the fallback ([reject]).
+     */
+    private inner class JoblessDispatch(
+        private val context: CoroutineContext,
+        private val block: Runnable,
+    ) : CancellationAware {
+        override fun run() = block.run()
+
+        override fun onCancel() {
+            // Only a timer hears this; the block is an immediate task (a shutdownNow hands it back).
+        }
+
+        override fun onExpired(cause: PoolOverloadedException) = reject(context, block, cause)
     }
 
     /**
@@ -201,11 +226,12 @@ internal class PoolDispatcher private constructor(
      */
     private fun dispatchAdmission(context: CoroutineContext, admission: WorkerAdmission, block: Runnable) {
         val job = context[Job] ?: error("withWorker always dispatches with a job")
-        val unit = CoroutineUnit(job, this)
-        if (!admission.bind(context, unit.lane, block)) {
+        val unit = CoroutineUnit(job, this, context)
+        if (!admission.bind(context, unit, block)) {
             return // withdrawn before it was ever queued
         }
         units[job] = unit
+        unit.watch()
         try {
             reopening { unit.lane.execute(admission.start) }
         } catch (rejected: RejectedExecutionException) {
@@ -214,7 +240,6 @@ internal class PoolDispatcher private constructor(
             return
         }
         admission.queued()
-        job.invokeOnCompletion(unit)
     }
 
     /**
@@ -243,10 +268,24 @@ internal class PoolDispatcher private constructor(
      * `delay` never hangs and the coroutine learns why (DESIGN guarantee 7). A coroutine's own
      * cancellation also cancels the timer; then the continuation is no longer active.
      */
-    private inner class DelayedResume(private val continuation: CancellableContinuation<Unit>) : CancellationAware {
+    private inner class DelayedResume(
+        private val continuation: CancellableContinuation<Unit>,
+    ) : CancellationAware, FailureAware {
+        /** Resumes the coroutine here, as its unit's run would: a failure it throws is counted. */
         @OptIn(ExperimentalCoroutinesApi::class) // resumeUndispatched, as kotlinx's executor dispatchers use it
         override fun run() {
-            with(continuation) { this@PoolDispatcher.resumeUndispatched(Unit) }
+            val unit = continuation.context[Job]?.let { units[it] }
+            unit?.enter()
+            try {
+                with(continuation) { this@PoolDispatcher.resumeUndispatched(Unit) }
+            } finally {
+                unit?.leave()
+            }
+            unit?.rethrowFailure()
+        }
+
+        override fun onFailure(failure: Throwable) {
+            // Already reported by kotlinx, as for a unit's run.
         }
 
         override fun onCancel() {
@@ -375,17 +414,101 @@ internal class PoolDispatcher private constructor(
     override fun toString(): String = label ?: pool.toString()
 
     /**
-     * A coroutine's lane, in the dispatcher that admitted it ([owner]); also the completion handler
-     * that forgets it. A job that is not a coroutine ([isCoroutine] false: raw coroutines may share
-     * it) uses its lane for its admission only.
+     * A coroutine's lane, in the dispatcher that admitted it ([owner]), and the one task that lane
+     * carries: a coroutine has at most one dispatch outstanding, so the unit holds it ([offer]) and
+     * runs it, and a dispatch allocates nothing. A job that is not a coroutine ([isCoroutine] false:
+     * raw coroutines may share it) uses its lane for its admission only.
+     *
+     * **Line deadline.** Its first dispatch may wait in line for the lane's first seat; if it waits
+     * past `maxWaitInLine`, the pool refuses it then ([onExpired]), as it would have at once.
+     *
+     * **Failures** (guarantee 8). kotlinx catches a coroutine's exception inside the block and reports
+     * it itself (its exception handler, or the caller of `await` / `withContext`), so the pool would
+     * never see the task fail. The unit hears the job start cancelling with a failure on the thread that
+     * runs it, and throws that failure from its task after the block: the pool counts it in `failed`
+     * and gives it to a failure handler set on its builder; by default [onFailure] adds no second
+     * report. A failure heard on another thread (a child's, propagating up) is the child's to count.
      */
-    private class CoroutineUnit(
+    internal class CoroutineUnit(
         private val job: Job,
         val owner: PoolDispatcher,
-    ) : (Throwable?) -> Unit {
+        /** The first dispatch's context: where an expired first dispatch is refused. */
+        private val context: CoroutineContext,
+    ) : CancellationAware, FailureAware, (Throwable?) -> Unit {
         val lane: SerialExecutor = owner.pool.newSerialExecutor()
         val isCoroutine: Boolean = job is Continuation<*>
+        private val pending = AtomicReference<Runnable?>()
 
+        // The thread running this unit's block now, and the failure heard on it: both touched by that
+        // thread only (a stale read on another thread never equals that thread).
+        private var runner: Thread? = null
+        private var failure: Throwable? = null
+
+        /** Registers the completion (forget) and, for a coroutine, cancelling (failure) handlers. */
+        @OptIn(InternalCoroutinesApi::class) // onCancelling: heard on the thread where the body threw
+        fun watch() {
+            if (isCoroutine) job.invokeOnCompletion(onCancelling = true, invokeImmediately = true, handler = ::cancelling)
+            job.invokeOnCompletion(this)
+        }
+
+        /** Holds [block] as the dispatch this unit runs next; false if one is outstanding already. */
+        fun offer(block: Runnable): Boolean = pending.compareAndSet(null, block)
+
+        /** Takes [block] back after the lane refused the unit; false if a run took it meanwhile. */
+        fun takeBack(block: Runnable): Boolean = pending.compareAndSet(block, null)
+
+        override fun run() {
+            runTracked(pending.getAndSet(null) ?: return)
+        }
+
+        /** Runs [block] and throws the failure its coroutine started cancelling with, if any. */
+        fun runTracked(block: Runnable) {
+            enter()
+            try {
+                block.run()
+            } finally {
+                leave()
+            }
+            rethrowFailure()
+        }
+
+        /** The current thread runs this coroutine now (its unit's run, or a due delay's resume). */
+        fun enter() {
+            runner = Thread.currentThread()
+        }
+
+        fun leave() {
+            runner = null
+        }
+
+        /** Throws the failure heard while this thread ran the coroutine, for the pool to count. */
+        fun rethrowFailure() {
+            val f = failure ?: return
+            failure = null
+            throw f
+        }
+
+        private fun cancelling(cause: Throwable?) {
+            if (cause != null && cause !is CancellationException && runner === Thread.currentThread()) {
+                failure = cause
+            }
+        }
+
+        override fun onFailure(failure: Throwable) {
+            // Already reported by kotlinx (exception handler, await or withContext): no second report.
+        }
+
+        override fun onCancel() {
+            // Only a timer hears this; the unit is an immediate task (a shutdownNow hands it back).
+        }
+
+        override fun onExpired(cause: PoolOverloadedException) {
+            owner.units.remove(job, this)
+            val block = pending.getAndSet(null) ?: return
+            owner.reject(context, block, cause)
+        }
+
+        /** The job completed: forget it. */
         override fun invoke(cause: Throwable?) {
             owner.units.remove(job, this)
         }

@@ -40,6 +40,10 @@ import kotlinx.coroutines.withContext
  *   [CancellationException] whose cause is the [PoolOverloadedException] (or [PoolClosedException])
  *   and finishes on [Dispatchers.IO], so no scope hangs. To get the rejection as an exception instead,
  *   use [withWorker].
+ * - **Line deadline.** On a pool built with `maxWaitInLine(d)`, a coroutine still waiting for its
+ *   admission after `d` is refused then, as a rejection is: cancelled with the
+ *   [PoolOverloadedException] as the cause, finishing on [Dispatchers.IO]. It counts in
+ *   `stats().expired()`. An admitted coroutine never expires: its resumes wait their turn.
  * - `delay` and `withTimeout` resume on the pool's workers.
  * - `limitedParallelism(n)` throws [IllegalArgumentException] for `n < 1` and otherwise returns a view
  *   that never runs more than `n` blocks at once, also after the pool is resized (so also for
@@ -65,6 +69,8 @@ public fun WorkerPool.asCoroutineDispatcher(): CoroutineDispatcher = PoolDispatc
  * - Every worker busy, nonblocking mode, or the line already holds `maxWaiting` entries: throws
  *   [PoolOverloadedException] in the caller's context. It is not a [CancellationException]: the caller
  *   stays active and may retry, degrade or report.
+ * - Waiting in line past the pool's `maxWaitInLine`: throws the [PoolOverloadedException] (it says
+ *   how long it waited), and the block never runs.
  * - Re-entrant: called from a coroutine already running on this pool (through its dispatcher or a
  *   `limitedParallelism` view of it), the block runs in place, so nesting neither deadlocks nor
  *   competes for a second worker.
@@ -72,7 +78,8 @@ public fun WorkerPool.asCoroutineDispatcher(): CoroutineDispatcher = PoolDispatc
  * Inside the block the coroutine is admitted: its suspensions and the coroutines it starts resume
  * on the pool without being rejected.
  *
- * @throws PoolOverloadedException if the pool cannot take the block now (see above)
+ * @throws PoolOverloadedException if the pool cannot take the block now, or it waited in line past
+ *     `maxWaitInLine` (see above)
  * @throws PoolClosedException if the pool is shut down
  */
 public suspend fun <T> WorkerPool.withWorker(block: suspend CoroutineScope.() -> T): T {

@@ -1,6 +1,8 @@
 package dev.warmpool.kotlin
 
-import dev.warmpool.SerialExecutor
+import dev.warmpool.CancellationAware
+import dev.warmpool.PoolOverloadedException
+import dev.warmpool.FailureAware
 import dev.warmpool.WorkerPool
 import java.util.concurrent.RejectedExecutionException
 import java.util.concurrent.atomic.AtomicInteger
@@ -19,13 +21,16 @@ import kotlinx.coroutines.Dispatchers
  *   PENDING -> RUNNING    a worker took the start before the dispatcher marked it QUEUED
  *   QUEUED  -> RUNNING    a worker took the start: the user's block runs on it
  *   PENDING -> REJECTED   the pool refused the start; it runs on the fallback only to throw that
+ *   QUEUED  -> REJECTED   the start waited in line past `maxWaitInLine` (also from PENDING, if the
+ *                         expiry beats [queued]): the same, with the pool's PoolOverloadedException
  *   PENDING -> CANCELLED  the caller was cancelled before the start was queued; whoever sees it
  *                         next (bind or queued) sends the start to the fallback
  *   QUEUED  -> CANCELLED  the caller was cancelled while waiting: the lane is closed (its queued start
  *                         is discarded when the line reaches it) and the start goes to the fallback
  * ```
  * On the fallback the start sees its job cancelled and completes without running the user's block
- * ([enter] throws in any case), so the caller resumes at once instead of waiting for a worker. Every
+ * ([enter] throws in any case: the rejection, or the caller's own cancellation cause), so the caller
+ * resumes at once instead of waiting for a worker. Every
  * transition is one CAS, so exactly one of run, reject or withdraw sends the start anywhere.
  */
 internal class WorkerAdmission(
@@ -49,14 +54,45 @@ internal class WorkerAdmission(
 
     // Written by bind before the state can leave PENDING through the dispatcher; read after a CAS.
     private lateinit var context: CoroutineContext
-    private lateinit var lane: SerialExecutor
+    private lateinit var unit: PoolDispatcher.CoroutineUnit
     private lateinit var block: Runnable
     private var rejection: RejectedExecutionException? = null
 
-    /** What the lane runs: the block's start, unless it was withdrawn meanwhile. */
-    val start: Runnable = Runnable {
-        if (state.compareAndSet(QUEUED, RUNNING) || state.compareAndSet(PENDING, RUNNING)) {
-            block.run()
+    // The caller's own cancellation, written before the CAS to CANCELLED that publishes it.
+    private var cancellation: Throwable? = null
+
+    /**
+     * What the lane runs: the block's start, unless it was withdrawn meanwhile. One CAS from the state
+     * just read, retried while the dispatcher moves it PENDING -> QUEUED: two fixed CASes (QUEUED, then
+     * PENDING) both fail when [queued] lands between them, and the block would never run.
+     */
+    val start: Runnable = object : CancellationAware, FailureAware {
+        override fun run() {
+            while (true) {
+                val s = state.get()
+                if (s != PENDING && s != QUEUED) return // rejected, expired or withdrawn: the fallback has it
+                if (state.compareAndSet(s, RUNNING)) {
+                    unit.runTracked(block) // throws the block's failure, for the pool to count
+                    return
+                }
+            }
+        }
+
+        override fun onCancel() {
+            // Only a timer hears this; the start is an immediate task of the lane.
+        }
+
+        override fun onFailure(failure: Throwable) = unit.onFailure(failure)
+
+        /** It waited in line past `maxWaitInLine`: refused as a rejection is, unless withdrawn first. */
+        override fun onExpired(cause: PoolOverloadedException) {
+            rejection = cause // published by the CAS below
+            while (true) {
+                val s = state.get()
+                if (s != PENDING && s != QUEUED) return
+                if (state.compareAndSet(s, REJECTED)) break
+            }
+            Dispatchers.IO.dispatch(context, block)
         }
     }
 
@@ -64,9 +100,9 @@ internal class WorkerAdmission(
      * Claims the first dispatch. Returns false if the caller was already cancelled: then the start has
      * been sent to the fallback and must not be queued.
      */
-    fun bind(context: CoroutineContext, lane: SerialExecutor, block: Runnable): Boolean {
+    fun bind(context: CoroutineContext, unit: PoolDispatcher.CoroutineUnit, block: Runnable): Boolean {
         this.context = context
-        this.lane = lane
+        this.unit = unit
         this.block = block
         isBound = true
         if (state.get() == CANCELLED) {
@@ -92,12 +128,14 @@ internal class WorkerAdmission(
 
     /** The caller's watch job completed; a non-null cause means the caller is being cancelled. */
     override fun invoke(cause: Throwable?) {
-        if (cause == null || state.compareAndSet(PENDING, CANCELLED)) return
+        if (cause == null) return
+        cancellation = cause
+        if (state.compareAndSet(PENDING, CANCELLED)) return
         if (state.compareAndSet(QUEUED, CANCELLED)) withdraw()
     }
 
     private fun withdraw() {
-        lane.close()
+        unit.lane.close()
         Dispatchers.IO.dispatch(context, block)
     }
 
@@ -106,7 +144,11 @@ internal class WorkerAdmission(
         when (state.get()) {
             RUNNING -> return
             REJECTED -> throw rejection!!
-            CANCELLED -> throw CancellationException("withWorker was cancelled while waiting for a worker")
+            // The caller's own cause (a withTimeout's TimeoutCancellationException): kotlinx rethrows a
+            // scope block's exception as is when the block ends before the scope suspends, so a fresh
+            // CancellationException here could reach the caller instead of its timeout.
+            CANCELLED -> throw cancellation as? CancellationException
+                ?: CancellationException("withWorker was cancelled while waiting for a worker", cancellation)
             else -> state.compareAndSet(PENDING, RUNNING) // started without a dispatch: already on the pool
         }
     }

@@ -21,7 +21,7 @@ import kotlin.time.toJavaDuration
  * core's messages.
  *
  * @throws IllegalArgumentException if a value is out of range (capacity < 1, maxIdle <= 0,
- *     maxWaiting < 0)
+ *     maxWaiting < 0, maxWaitInLine <= 0)
  */
 public fun WorkerPool(configure: WorkerPoolBuilder.() -> Unit): WorkerPool =
     WorkerPoolBuilder().apply(configure).build()
@@ -62,6 +62,23 @@ public class WorkerPoolBuilder internal constructor() {
     public var maxWaiting: Int = 100_000
         set(value) {
             builder.maxWaiting(value)
+            field = value
+        }
+
+    /**
+     * Blocking mode: how long an entry (a task, a blocked caller, a coroutine or `withWorker` waiting for
+     * admission) may wait in line before it is refused with a [dev.warmpool.PoolOverloadedException];
+     * positive. Default: [Duration.INFINITE], no limit (a limit once set cannot be removed).
+     */
+    public var maxWaitInLine: Duration = Duration.INFINITE
+        set(value) {
+            if (value.isFinite()) {
+                builder.maxWaitInLine(value.toJavaDuration())
+            } else {
+                require(value == Duration.INFINITE && field == Duration.INFINITE) {
+                    "maxWaitInLine must be positive and finite once set, was $value"
+                }
+            }
             field = value
         }
 

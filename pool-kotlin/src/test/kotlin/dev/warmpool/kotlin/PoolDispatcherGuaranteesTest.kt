@@ -24,7 +24,6 @@ import kotlinx.coroutines.withTimeoutOrNull
 import kotlinx.coroutines.yield
 import org.assertj.core.api.Assertions.assertThat
 import org.junit.jupiter.api.AfterEach
-import org.junit.jupiter.api.Disabled
 import org.junit.jupiter.api.Test
 import org.junit.jupiter.api.Timeout
 import org.junit.jupiter.params.ParameterizedTest
@@ -195,11 +194,11 @@ class PoolDispatcherGuaranteesTest {
 
     /**
      * Guarantee 7 under `shutdownNow()`: a due `delay` waiting in line is handed back, so it will not
-     * run; its coroutine must still end (cancelled), not wait for ever on a terminated pool. Open: it
-     * hangs (10 of 10 runs), since core tells the adapter nothing when it hands a due timer back.
+     * run; its coroutine must still end (cancelled), not wait for ever on a terminated pool. It hung
+     * (10 of 10 runs) while core told the adapter nothing when it handed a due timer back; core now
+     * cancels a handed-back due timer's future, and the delay hears `onCancel`.
      */
     @Test
-    @Disabled("needs core: a due timer handed back by shutdownNow() keeps its future pending and its CancellationAware task never hears (REPORT-kotlin.md)")
     fun aDelayThatCameDueBeforeShutdownNowEndsItsCoroutine() = pools.runBlocking {
         val pool = pools.pool(1)
         val d = pool.asCoroutineDispatcher()
@@ -207,7 +206,11 @@ class PoolDispatcherGuaranteesTest {
         val job = launch(d) {
             pool.enqueue {
                 holding.countDown()
-                CountDownLatch(1).await() // until shutdownNow interrupts it
+                try {
+                    CountDownLatch(1).await() // until shutdownNow interrupts it
+                } catch (stopped: InterruptedException) {
+                    // expected
+                }
             }
             delay(1)
         }
@@ -253,11 +256,11 @@ class PoolDispatcherGuaranteesTest {
     }
 
     /**
-     * Fault 6 (open): kotlinx catches a coroutine's exception inside the block, so the pool never sees
-     * a task throw, and core offers no way to count a failure without reporting it again.
+     * Fault 6: kotlinx catches a coroutine's exception inside the block, so the pool never saw a task
+     * throw; the coroutine's unit now throws it to the pool (a FailureAware task) after kotlinx
+     * reported it, and the pool counts it.
      */
     @Test
-    @Disabled("needs core: a way to count an adapter's failure in stats().failed without reporting it (REPORT-kotlin.md)")
     fun aCoroutineThatThrowsIsCountedInFailed() = pools.runBlocking {
         val failures = Failures()
         val pool = pools.pool(1)
@@ -267,9 +270,8 @@ class PoolDispatcherGuaranteesTest {
         awaitStats(pool, "failure counted") { it.failed() == 1L }
     }
 
-    /** Fault 6 (open): the adapter cannot tell an explicitly set failure handler from the default. */
+    /** Fault 6: a failure handler set on the builder sees a coroutine's failure too. */
     @Test
-    @Disabled("needs core: a way to pass a failure to an explicitly set failure handler only (REPORT-kotlin.md)")
     fun anExplicitFailureHandlerSeesEveryCoroutineFailure() = pools.runBlocking {
         val failures = Failures()
         val pool = pools.pool(1) { failureHandler { _, e -> failures.poolHandler += e } }
@@ -278,6 +280,54 @@ class PoolDispatcherGuaranteesTest {
         assertThat(failures.handled.await(5, TimeUnit.SECONDS)).isTrue()
         awaitStats(pool, "failure seen by the pool's handler") { failures.poolHandler.size == 1 }
         assertThat(failures.poolHandler[0]).hasMessage("boom")
+    }
+
+    /**
+     * One failure, counted once: a child's exception that fails its parent too (both coroutines on
+     * the pool), a body that throws while its child still runs (the parent completes later, on the
+     * child's thread), and a body that throws after a `delay` (it resumes on the pool's timer task),
+     * each count one failure, and nothing reaches the threads' handler.
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = ["child fails its parent", "parent throws with a child running", "throws after a delay"])
+    fun aCoroutineFailureIsCountedExactlyOnce(shape: String) = pools.runBlocking {
+        val failures = Failures()
+        val pool = pools.pool(2) { threadFactory(recordingThreads(failures)) }
+        val d = pool.asCoroutineDispatcher()
+        val scope = CoroutineScope(SupervisorJob() + d + failures.exceptionHandler)
+        val job = when (shape) {
+            "child fails its parent" -> scope.launch { launch { throw IllegalStateException("boom") }.join() }
+            "throws after a delay" -> scope.launch {
+                delay(1) // resumes on the pool's timer task, not through the coroutine's lane
+                throw IllegalStateException("boom")
+            }
+            else -> scope.launch {
+                launch { kotlinx.coroutines.awaitCancellation() }
+                yield() // the child runs on the other worker
+                throw IllegalStateException("boom")
+            }
+        }
+        job.join()
+        assertThat(failures.handled.await(5, TimeUnit.SECONDS)).isTrue()
+        awaitStats(pool, "quiescent") { it.busy() == 0 && it.failed() >= 1 }
+        scope.launch { }.join() // one more task: a late second count would be in by now
+        awaitStats(pool, "quiescent") { it.busy() == 0 }
+        assertThat(pool.stats().failed()).isEqualTo(1)
+        assertThat(pool.stats().submitted()).isEqualTo(pool.stats().completed() + pool.stats().failed())
+        assertThat(failures.handler).hasSize(1)
+        assertThat(failures.uncaught).isEmpty()
+    }
+
+    /** A `withWorker` block that throws: its caller gets the exception, the pool counts it once. */
+    @Test
+    fun aWithWorkerBlockThatThrowsIsCountedAndThrownToItsCallerOnly() = pools.runBlocking {
+        val failures = Failures()
+        val pool = pools.pool(1) { threadFactory(recordingThreads(failures)) }
+        val thrown = runCatching { pool.withWorker { throw IllegalStateException("boom") } }.exceptionOrNull()
+        assertThat(thrown).isInstanceOf(IllegalStateException::class.java).hasMessage("boom")
+        awaitStats(pool, "failure counted") { it.failed() == 1L && it.busy() == 0 }
+        assertThat(pool.stats().submitted()).isEqualTo(pool.stats().completed() + pool.stats().failed())
+        assertThat(failures.uncaught).isEmpty()
     }
 
     // ---- suspected: coroutines sharing one Job --------------------------------------------------

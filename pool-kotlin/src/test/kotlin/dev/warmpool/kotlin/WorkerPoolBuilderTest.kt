@@ -2,6 +2,7 @@ package dev.warmpool.kotlin
 
 import dev.warmpool.WorkerPool
 import kotlin.time.Duration
+import kotlin.time.Duration.Companion.milliseconds
 import kotlin.time.Duration.Companion.seconds
 import kotlin.time.toJavaDuration
 import org.assertj.core.api.Assertions.assertThat
@@ -53,5 +54,26 @@ class WorkerPoolBuilderTest {
             .hasMessageContaining("maxIdle")
         assertThatThrownBy { WorkerPool { maxWaiting = -1 } }.isInstanceOf(IllegalArgumentException::class.java)
             .hasMessageContaining("maxWaiting")
+        assertThatThrownBy { WorkerPool { maxWaitInLine = Duration.ZERO } }.isInstanceOf(IllegalArgumentException::class.java)
+            .hasMessageContaining("maxWaitInLine")
+    }
+
+    /** The DSL's line deadline reaches the pool: a task waiting past it on a full pool expires. */
+    @Test
+    fun maxWaitInLineSetsThePoolsLineDeadline() {
+        val pool = WorkerPool {
+            capacity = 1
+            maxWaitInLine = 50.milliseconds
+        }
+        val release = java.util.concurrent.CountDownLatch(1)
+        try {
+            pool.execute { release.await() }
+            val handle = pool.enqueue {}
+            awaitStats(pool, "expired") { it.expired() == 1L }
+            assertThat(handle.isExpired).isTrue()
+        } finally {
+            release.countDown()
+            pool.shutdown()
+        }
     }
 }
