@@ -89,7 +89,7 @@ class LaneDeadlineStressTest {
     ThreadLocalRandom rnd = ThreadLocalRandom.current();
     WorkerPool parent = WorkerPool.builder().name(PoolFixture.uniqueName("lane-deadline-stress"))
         .capacity(sub ? 3 : 1 + rnd.nextInt(2)).maxIdle(Duration.ofMinutes(1))
-        .maxWaitInLine(Duration.ofNanos(50_000 + rnd.nextInt(2_000_000))).build();
+        .maxWaitInLine(Duration.ofNanos(20_000 + rnd.nextInt(500_000))).build();
     WorkerPool pool = sub ? parent.newSubpool("sub", 1 + rnd.nextInt(2)) : parent;
     SerialExecutor[] lanes = new SerialExecutor[LANES];
     AtomicBoolean[] closing = new AtomicBoolean[LANES];
@@ -127,7 +127,7 @@ class LaneDeadlineStressTest {
                   TimeUnit.MICROSECONDS), p);
             } else if (kind < 88) {
               // Short tasks: their seats are handed to the lanes' entries as they finish.
-              int micros = r.nextInt(300);
+              int micros = r.nextInt(500);
               TaskHandle h = pool.enqueue(() -> {
                 plainRan.incrementAndGet();
                 spin(micros);
@@ -185,6 +185,22 @@ class LaneDeadlineStressTest {
     for (int n : handedBack.values()) {
       assertThat(n).as("round %d: handed back once", round).isEqualTo(1);
     }
+    int plainExpired = 0;
+    synchronized (plain) {
+      for (TaskHandle h : plain) {
+        assertThat(h.isDone()).as("round %d", round).isTrue();
+        plainExpired += h.isExpired() ? 1 : 0;
+      }
+    }
+    int plainExpiredFinal = plainExpired;
+    // Expiries are counted at once and heard on helper threads: wait for the last of them.
+    assertThat(PoolFixture.waitUntil(Duration.ofSeconds(20), () -> {
+      long h = 0;
+      for (Probe p : accepted) {
+        h += p.expired.get();
+      }
+      return h + plainExpiredFinal == pool.stats().expired();
+    })).as("round %d: every expiry heard (%s)", round, pool.stats()).isTrue();
     long heard = 0;
     int ran = 0;
     for (Probe p : accepted) {
@@ -202,35 +218,24 @@ class LaneDeadlineStressTest {
       heard += p.expired.get();
       ran += p.ran.get();
     }
+    // A timer cancelled after its lane's carrier took it still counts its (empty) run as
+    // completed, and one cancelled while due may also be handed back: bounds, not equalities.
+    int cancelledTimers = 0;
     synchronized (timers) {
       for (Map.Entry<ScheduledFuture<?>, Probe> t : timers.entrySet()) {
         Probe p = t.getValue();
-        int ways = p.ran.get() + (t.getKey().isCancelled() ? 1 : 0)
-            + handedBack.getOrDefault((Runnable) t.getKey(), 0);
-        assertThat(ways).as("round %d: a timer ran, was cancelled or handed back", round)
-            .isEqualTo(1);
+        boolean cancelled = t.getKey().isCancelled();
+        int back1 = handedBack.getOrDefault((Runnable) t.getKey(), 0);
+        assertThat(p.ran.get() + back1).as("round %d: a timer ran or was handed back, once", round)
+            .isLessThanOrEqualTo(1);
+        assertThat(p.ran.get() + back1 + (cancelled ? 1 : 0))
+            .as("round %d: a timer ran, was cancelled or handed back", round).isPositive();
+        assertThat(p.expired).as("round %d: a due timer never expires", round).hasValue(0);
+        cancelledTimers += cancelled ? 1 : 0;
         ran += p.ran.get();
       }
     }
-    int plainExpired = 0;
-    synchronized (plain) {
-      for (TaskHandle h : plain) {
-        assertThat(h.isDone()).as("round %d", round).isTrue();
-        plainExpired += h.isExpired() ? 1 : 0;
-      }
-    }
     ran += plainRan.get();
-    long heardSoFar = heard;
-    int plainExpiredSoFar = plainExpired;
-    // Expiries are counted at once and heard on helper threads: wait for the last of them.
-    assertThat(PoolFixture.waitUntil(Duration.ofSeconds(20), () -> {
-      long h = 0;
-      for (Probe p : accepted) {
-        h += p.expired.get();
-      }
-      return h + plainExpiredSoFar == pool.stats().expired();
-    })).as("round %d: every expiry heard (%d heard so far, %s)", round, heardSoFar, pool.stats())
-        .isTrue();
     heard = 0;
     for (Probe p : accepted) {
       assertThat(p.expired.get()).as("round %d: heard once", round).isLessThanOrEqualTo(1);
@@ -239,7 +244,8 @@ class LaneDeadlineStressTest {
     }
     PoolStats s = pool.stats();
     assertThat(s.expired()).as("round %d", round).isEqualTo(heard + plainExpired);
-    assertThat(s.completed()).as("round %d: %s", round, s).isEqualTo(ran);
+    assertThat(s.completed()).as("round %d: %s", round, s).isBetween((long) ran,
+        (long) ran + cancelledTimers);
     assertThat(s.submitted()).as("round %d: %s", round, s)
         .isEqualTo(s.completed() + s.failed() + back.size());
     assertThat(s.waiting()).as("round %d", round).isZero();
