@@ -6,6 +6,7 @@ import io.reactivex.rxjava3.plugins.RxJavaPlugins;
 import io.reactivex.rxjava3.schedulers.SchedulerRunnableIntrospection;
 import dev.warmpool.CancellationAware;
 import dev.warmpool.FailureAware;
+import dev.warmpool.PoolOverloadedException;
 import dev.warmpool.TaskHandle;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
@@ -26,6 +27,8 @@ import java.util.concurrent.atomic.AtomicReference;
  *                        timer leaves the pool's timer now, a task in line leaves the line
  *   READY   -> FINISHED  onCancel(): the pool ended it unrun (a timer at shutdown or lane close,
  *                        or an immediate direct task past its line deadline); its parent hears
+ *   READY   -> FINISHED  onExpired(): it waited in line past its deadline (an immediate direct
+ *                        task, or a worker's task in a lane not yet admitted); its parent hears
  *   RUNNING -> FINISHED  dispose() while it runs: it is not interrupted; a periodic one stops
  * </pre>
  * {@link #isDisposed()} is true in FINISHED, so a task's disposable reports disposed after it ran.
@@ -233,6 +236,19 @@ final class PoolTask extends AtomicInteger
     if (compareAndSet(READY, FINISHED)) {
       release();
       parent.cancelledByPool(kind == Kind.IN_LINE);
+    }
+  }
+
+  /**
+   * The task waited in the pool's line past its deadline and will never run: an {@link
+   * Kind#IN_LINE} task, or a worker's task whose lane waited for its first seat (the lane expires
+   * with its tasks). The task ends, and its parent reports it like a rejection.
+   */
+  @Override
+  public void onExpired(PoolOverloadedException cause) {
+    if (compareAndSet(READY, FINISHED)) {
+      release();
+      parent.cancelledByPool(true);
     }
   }
 
