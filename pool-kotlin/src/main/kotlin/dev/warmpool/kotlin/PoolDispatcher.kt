@@ -2,6 +2,7 @@ package dev.warmpool.kotlin
 
 import dev.warmpool.CancellationAware
 import dev.warmpool.PoolClosedException
+import dev.warmpool.PoolOverloadedException
 import dev.warmpool.SerialExecutor
 import dev.warmpool.WorkerPool
 import java.lang.ref.WeakReference
@@ -121,7 +122,11 @@ internal class PoolDispatcher private constructor(
         }
         try {
             reopening {
-                if (isAdmittedWork(job, block)) unit.lane.executeAdmitted(block) else unit.lane.execute(block)
+                if (isAdmittedWork(job, block)) {
+                    unit.lane.executeAdmitted(block)
+                } else {
+                    unit.lane.execute(FirstDispatch(job, unit, context, block))
+                }
             }
         } catch (rejected: RejectedExecutionException) {
             units.remove(job, unit)
@@ -323,6 +328,29 @@ internal class PoolDispatcher private constructor(
             }
         }
         return !pool.isShutdown
+    }
+
+    /**
+     * A coroutine's first dispatch, which admits its lane. If the lane waits in the pool's line past
+     * `maxWaitInLine` (issue 23), it expires with this task: the coroutine is refused as by a full
+     * pool (its unit goes, so a later dispatch is admitted afresh), instead of its block being lost.
+     */
+    private inner class FirstDispatch(
+        private val job: Job,
+        private val unit: CoroutineUnit,
+        private val context: CoroutineContext,
+        private val block: Runnable,
+    ) : CancellationAware {
+        override fun run() = block.run()
+
+        override fun onCancel() {
+            // a lane's immediate task is never cancelled by the pool; expiry comes as onExpired
+        }
+
+        override fun onExpired(cause: PoolOverloadedException) {
+            units.remove(job, unit)
+            reject(context, block, cause)
+        }
     }
 
     /** The kotlinx convention for a block the pool refused: cancel its coroutine, finish elsewhere. */

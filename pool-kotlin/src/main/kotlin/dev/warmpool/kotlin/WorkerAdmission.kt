@@ -1,5 +1,7 @@
 package dev.warmpool.kotlin
 
+import dev.warmpool.CancellationAware
+import dev.warmpool.PoolOverloadedException
 import dev.warmpool.SerialExecutor
 import dev.warmpool.WorkerPool
 import java.util.concurrent.RejectedExecutionException
@@ -19,6 +21,8 @@ import kotlinx.coroutines.Dispatchers
  *   PENDING -> RUNNING    a worker took the start before the dispatcher marked it QUEUED
  *   QUEUED  -> RUNNING    a worker took the start: the user's block runs on it
  *   PENDING -> REJECTED   the pool refused the start; it runs on the fallback only to throw that
+ *   QUEUED  -> REJECTED   the start's lane expired in the pool's line (maxWaitInLine): likewise
+ *                         (also from PENDING, if it expired before the dispatcher marked it QUEUED)
  *   PENDING -> CANCELLED  the caller was cancelled before the start was queued; whoever sees it
  *                         next (bind or queued) sends the start to the fallback
  *   QUEUED  -> CANCELLED  the caller was cancelled while waiting: the lane is closed (its queued start
@@ -53,11 +57,22 @@ internal class WorkerAdmission(
     private lateinit var block: Runnable
     private var rejection: RejectedExecutionException? = null
 
-    /** What the lane runs: the block's start, unless it was withdrawn meanwhile. */
-    val start: Runnable = Runnable {
-        if (state.compareAndSet(QUEUED, RUNNING) || state.compareAndSet(PENDING, RUNNING)) {
-            block.run()
+    /**
+     * What the lane runs: the block's start, unless it was withdrawn meanwhile. If the lane waits in
+     * the pool's line past its deadline, the start expires with it ([expired]).
+     */
+    val start: Runnable = object : CancellationAware {
+        override fun run() {
+            if (state.compareAndSet(QUEUED, RUNNING) || state.compareAndSet(PENDING, RUNNING)) {
+                block.run()
+            }
         }
+
+        override fun onCancel() {
+            // a lane's immediate task is never cancelled by the pool; expiry comes as onExpired
+        }
+
+        override fun onExpired(cause: PoolOverloadedException) = expired(cause)
     }
 
     /**
@@ -88,6 +103,18 @@ internal class WorkerAdmission(
         rejection = cause
         state.compareAndSet(PENDING, REJECTED) // if cancelled meanwhile, enter throws a cancellation
         Dispatchers.IO.dispatch(context, block)
+    }
+
+    /**
+     * The start's lane waited in the pool's line past its deadline: refused as by a full pool, so
+     * [enter] throws [cause] on the fallback; unless the caller was cancelled first (its withdrawal
+     * sent the start to the fallback already).
+     */
+    private fun expired(cause: PoolOverloadedException) {
+        rejection = cause
+        if (state.compareAndSet(QUEUED, REJECTED) || state.compareAndSet(PENDING, REJECTED)) {
+            Dispatchers.IO.dispatch(context, block)
+        }
     }
 
     /** The caller's watch job completed; a non-null cause means the caller is being cancelled. */
