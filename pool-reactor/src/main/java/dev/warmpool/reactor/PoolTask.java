@@ -51,8 +51,9 @@ import reactor.util.context.Context;
  * operator that scheduled it ({@code subscribeOn} of a callable, {@code publishOn} of a
  * {@code Mono}, found as the runnable's {@link Scannable.Attr#ACTUAL}) is cancelled and its subscriber
  * gets {@code onError}: a {@code RejectedExecutionException} caused by a
- * {@link PoolOverloadedException}, as for a rejection. Worker tasks ride an admitted lane and timers
- * are admitted when due: neither expires.
+ * {@link PoolOverloadedException}, as for a rejection. A worker task expires the same way while its
+ * lane waits for its first seat (the lane expires with all its tasks; core calls {@link #onExpired}
+ * for each); once the lane had a seat it never expires, and timers are admitted when due.
  *
  * <h2>Failures</h2>
  * A run's exception propagates to the pool (or lane, or timer future, which rethrows it on the
