@@ -1,6 +1,8 @@
 package dev.warmpool;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -121,15 +123,18 @@ final class Admission implements TaskEnvelope.Owner {
 
   /**
    * Places an envelope of this pool (QUEUED, caller-less), or puts it in line: how a serial lane
-   * dispatches its one reusable entry.
+   * dispatches its entry. Arms no line deadline (the lane arms its own, {@link #armLineDeadline}).
+   *
+   * @return true if it took a seat at once, false if it was put in line
    */
-  void enqueue(TaskEnvelope e, Mode mode) {
+  boolean enqueue(TaskEnvelope e, Mode mode) {
     if (line.size() == 0 && state.tryTakeSeat(capacity, mode == Mode.ADMITTED)) {
       placement.placeEntry(e, mode);
-    } else {
-      e.state = TaskEnvelope.WAITING;
-      whenFull(e.kind, e.arg, mode, e, 0L);
+      return true;
     }
+    e.state = TaskEnvelope.WAITING;
+    whenFull(e.kind, e.arg, mode, e, 0L);
+    return false;
   }
 
   /**
@@ -210,7 +215,8 @@ final class Admission implements TaskEnvelope.Owner {
    * Puts the entry in line (or throws), arms its line deadline, then drains: a seat may have come
    * free meanwhile. {@code maxWaitNanos}: 0 for the pool's limit, -1 for none (a timed caller that
    * keeps its own time). Admitted work, and a unit that is not itself a task (a lane, a subpool's
-   * forwarded task), never expires.
+   * forwarded task), gets no deadline here: a lane waiting for its first seat arms its own once it
+   * has published its entry ({@link #armLineDeadline}); a subpool's forwarded task is admitted.
    */
   private TaskEnvelope join(TaskEnvelope e, boolean admitted, long maxWaitNanos) {
     switch (line.offer(e, admitted ? Integer.MAX_VALUE : maxWaiting, admitted)) {
@@ -297,6 +303,22 @@ final class Admission implements TaskEnvelope.Owner {
   }
 
   /**
+   * Arms the pool's line deadline, if it has one, on a serial lane's entry that waits in line for
+   * the lane's first seat; the lane arms it only after publishing the entry, so that every party
+   * that can expire it finds it where the lane keeps it. An entry that left the line meanwhile
+   * (publish, then check) takes its timer back out. Throws, with the entry taken back out of the
+   * line, if no timer thread can be started.
+   */
+  void armLineDeadline(TaskEnvelope e) {
+    if (maxWaitInLineNanos > 0 && e.state == TaskEnvelope.WAITING) {
+      armDeadline(e, maxWaitInLineNanos);
+      if (e.state != TaskEnvelope.WAITING) {
+        disarm(e);
+      }
+    }
+  }
+
+  /**
    * The deadline a task placed with a free seat carries on (for a subpool's task, into its parent's
    * line): as {@link #join} would give it; 0 for none.
    */
@@ -326,14 +348,16 @@ final class Admission implements TaskEnvelope.Owner {
    * On the timer thread: the entry waited past its deadline. If it is still waiting, it leaves the
    * line unrun (EXPIRED), counts in {@code expired} and leaves {@code submitted}; a blocked caller
    * wakes and throws; a task's future fails or its {@link CancellationAware} hears of it, on a
-   * helper thread (no user code on the timer thread).
+   * helper thread (no user code on the timer thread). A serial lane not yet admitted expires with
+   * each task queued in it: each counts as one expired task and hears of it the same way.
    */
   private void expire(Expiry x) {
     TaskEnvelope e = x.entry;
     // Held before the entry leaves the line (tryTerminate reads it under the line's lock): the
     // pool does not terminate while whoever waits for this entry has not yet heard of its end.
     notices.incrementAndGet();
-    if (!line.expire(e)) {
+    List<Runnable> laneTasks = e.kind.countsAsTask() ? List.of() : new ArrayList<>();
+    if (!line.expire(e, x, laneTasks)) {
       noticeDone(); // a termination that saw our hold meanwhile relies on us to look again
       return;
     }
@@ -343,19 +367,36 @@ final class Admission implements TaskEnvelope.Owner {
       noticeDone();
       return;
     }
+    Runnable tell;
     if (e.kind.countsAsTask()) {
       accounting.expired();
       accounting.withdrawn();
-    } // else the kind counts what expired with it (a subpool's task, in its subpool)
-    PoolOverloadedException cause = x.failure();
-    if (!e.kind.expiredAtOnce(e.arg, cause)) {
+      PoolOverloadedException cause = x.failure();
+      tell = e.kind.expiredAtOnce(e.arg, cause) ? () -> e.kind.expired(e.arg, cause) : null;
+    } else if (!laneTasks.isEmpty()) {
+      // Counted here, before a shutdown can see the line empty and terminate.
+      List<Runnable> toTell = new ArrayList<>();
+      for (Runnable t : laneTasks) {
+        accounting.expired();
+        accounting.withdrawn();
+        if (TaskKind.RUNNABLE.expiredAtOnce(t, x.failure())) {
+          toTell.add(t);
+        }
+      }
+      tell = toTell.isEmpty() ? null : () -> tellExpired(toTell, x);
+    } else {
+      // A kind that counts what expired with it (a subpool's task, in its subpool).
+      PoolOverloadedException cause = x.failure();
+      tell = e.kind.expiredAtOnce(e.arg, cause) ? () -> e.kind.expired(e.arg, cause) : null;
+    }
+    if (tell == null) {
       noticeDone();
       return;
     }
     try {
       ThreadStarter.ASYNC.execute(() -> {
         try {
-          e.kind.expired(e.arg, cause);
+          tell.run();
         } finally {
           noticeDone();
         }
@@ -370,6 +411,18 @@ final class Admission implements TaskEnvelope.Owner {
     notices.decrementAndGet();
     if (!state.isRunning()) {
       mayTerminate.run();
+    }
+  }
+
+  /** On a helper thread: each task of an expired lane hears of it; one that throws stops no other. */
+  private static void tellExpired(List<Runnable> tasks, Expiry x) {
+    for (Runnable t : tasks) {
+      try {
+        TaskKind.RUNNABLE.expired(t, x.failure());
+      } catch (RuntimeException | Error failure) {
+        Thread me = Thread.currentThread();
+        me.getUncaughtExceptionHandler().uncaughtException(me, failure);
+      }
     }
   }
 

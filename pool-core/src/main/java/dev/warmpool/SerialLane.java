@@ -22,14 +22,27 @@ import java.util.function.Function;
  * queue empty it clears the flag and then looks once more (publish, then check), so a task offered
  * meanwhile is never stranded. So a lane holds at most one seat or one place in line.
  *
- * <p><b>Admission.</b> Until one of the lane's own dispatches has been accepted, {@link #execute}
- * calls are serialized on {@code firstDispatch}, and the first one dispatches in the caller's mode, so a
- * rejection concerns exactly the caller's task: it is taken back out of the queue before the
- * exception is thrown. Anything else queued meanwhile (a due delayed task, which is admitted work)
- * is dispatched again as admitted. Once admitted, the lane dispatches in
- * {@link Mode#ADMITTED}: it waits in line rather than being rejected. Scheduling a delayed task does
- * not admit the lane; the task itself is admitted work when due, and then admits the lane (a Reactor
- * or RxJava worker is one unit: its later tasks are never rejected for load).
+ * <p><b>Admission.</b> Until the lane is admitted, {@link #execute} calls are serialized on
+ * {@code firstDispatch}, and the first one dispatches in the caller's mode, so a rejection concerns
+ * exactly the caller's task: it is taken back out of the queue before the exception is thrown.
+ * Anything else queued meanwhile (a due delayed task, which is admitted work) is dispatched again
+ * as admitted. The lane is admitted when it gets its first seat (at once, or when its entry is
+ * handed one), or when admitted work enters it (a due delayed task, {@link #executeAdmitted}). Once
+ * admitted, the lane dispatches in {@link Mode#ADMITTED}: it waits in line rather than being
+ * rejected, and never expires. Scheduling a delayed task does not admit the lane; the task itself is
+ * admitted work when due, and then admits the lane (a Reactor or RxJava worker is one unit: its
+ * later tasks are never rejected for load).
+ *
+ * <p><b>Line deadline.</b> While the lane waits in line for its first seat, its entry carries the
+ * pool's {@code maxWaitInLine} (armed after the entry is published, on an entry never reused, so a
+ * timer never meets a later trip). Executes meanwhile ride along in that entry. If the deadline
+ * passes first, the entry leaves the line unrun and every task queued in the lane expires with it,
+ * each counted as one expired task; the lane is left not dispatched and not admitted, so a later
+ * {@code execute} tries admission afresh. Admitting the lane, the expiry's decision and a
+ * ride-along's check all take the line's lock: the expiry finds the lane admitted and lets the
+ * entry wait on, or takes the tasks (none of them admitted) and clears {@code scheduled} in one
+ * step, so that admitted work arriving after it dispatches the lane afresh and a ride-along that
+ * finds {@code scheduled} cleared dispatches it itself.
  *
  * <p><b>Shutdown.</b> {@code shutdownNow} hands back the queue of a lane waiting for a worker, and
  * that of a lane a worker is draining ({@link Worker#lane}). A lane that a worker picks up at the
@@ -66,6 +79,11 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
     @Override
     boolean countsAsTask() {
       return false;
+    }
+
+    @Override
+    boolean expiring(Object arg, List<Runnable> tasks) {
+      return ((SerialLane) arg).expiring(tasks);
     }
   };
 
@@ -112,13 +130,18 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
    * completes cancelled.
    */
   private final Function<DelayedTask<?>, TaskHandle> enterWhenDue = task -> {
-    admitted = true; // a due timer is admitted work: the lane, one unit, is admitted (guarantee 6)
+    becomeAdmitted(); // a due timer is admitted work: the lane, one unit, is admitted (guarantee 6)
     enter(task);
     if (this.closed && withdraw(task)) {
       return null;
     }
     return new QueuedTask(task);
   };
+  /**
+   * Whether the lane, one unit, was admitted: it got a seat, or admitted work entered it. Only ever
+   * set (false to true); set under the line's lock while an entry of a first dispatch may wait
+   * there ({@link #becomeAdmitted}).
+   */
   private volatile boolean admitted;
   private volatile boolean closed;
 
@@ -151,9 +174,41 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
     AbstractWorkerPool.requireTask(submitted);
     checkOpen();
     Runnable task = pool.decorate(submitted);
-    admitted = true;
+    becomeAdmitted();
     enter(task);
     refuseIfClosed(task);
+  }
+
+  /**
+   * Admits the lane under the line's lock, atomic with respect to the expiry of an entry that
+   * waits for the lane's first seat ({@link #expiring}): either that expiry comes later and finds
+   * the lane admitted (the entry waits on, with no deadline), or it came first and took only
+   * unadmitted tasks, left the lane not dispatched, and the admitted work dispatches it afresh.
+   */
+  private void becomeAdmitted() {
+    if (!admitted) {
+      admission.line.underLock(() -> {
+        admitted = true;
+        return true;
+      });
+    }
+  }
+
+  /**
+   * Under the line's lock, as the deadline of the lane's entry passes (only a first dispatch arms
+   * one): false if the lane was admitted meanwhile. Otherwise every queued task expires (none was
+   * admitted: admitting takes this lock) and {@code scheduled} is cleared, so that the next
+   * execute tries admission afresh; a ride-along checks {@code scheduled} under this lock too.
+   */
+  private boolean expiring(List<Runnable> tasks) {
+    if (admitted) {
+      return false;
+    }
+    for (Runnable t; (t = queue.poll()) != null; ) {
+      tasks.add(t);
+    }
+    scheduled.set(false);
+    return true;
   }
 
   /**
@@ -173,11 +228,18 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
   private void admit(Runnable task) {
     queue.offer(task);
     accounting.accepted(); // before the hand-off: no snapshot shows it completed first
-    if (!scheduled.compareAndSet(false, true)) {
-      return; // a due delayed task holds a place for the lane already: this task rides along
+    while (!scheduled.compareAndSet(false, true)) {
+      // The lane is dispatched already (its entry waits for the first seat, or a carrier or a due
+      // timer holds it): this task rides along. Checked under the line's lock against an expiry,
+      // which takes the queued tasks and clears the flag in one step: still set means an expiry,
+      // if any, comes later and takes this task too; cleared means dispatch again.
+      if (admission.line.underLock(scheduled::get)) {
+        return;
+      }
     }
+    boolean seated;
     try {
-      dispatch(Mode.ENQUEUE);
+      seated = dispatch(Mode.ENQUEUE);
     } catch (RuntimeException rejected) {
       boolean withdrawn = withdraw(task);
       scheduled.set(false);
@@ -189,7 +251,9 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
       }
       return; // another dispatch of this lane took the task meanwhile: it was accepted after all
     }
-    admitted = true;
+    if (seated) {
+      admitted = true; // else its carrier admits it when it runs, unless the entry expires first
+    }
   }
 
   /**
@@ -225,25 +289,37 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
 
   /**
    * Sends the lane to the pool: as a plain task if a seat is free, else in its entry (which waits
-   * in line); by the thread that set {@code scheduled} only. Throws
-   * as the pool's enqueue does (a rejection in {@link Mode#ENQUEUE}; only a terminated pool refuses
-   * {@link Mode#ADMITTED}).
+   * in line; in {@link Mode#ENQUEUE}, the first dispatch, under the pool's line deadline); by the
+   * thread that set {@code scheduled} only. Throws as the pool's enqueue does (a rejection in
+   * {@link Mode#ENQUEUE}; only a terminated pool refuses {@link Mode#ADMITTED}).
+   *
+   * @return true if the lane took a seat at once, false if its entry was put in line
    */
-  private void dispatch(Mode mode) {
+  private boolean dispatch(Mode mode) {
     if (admission.tryPlacePlain(KIND, this, mode)) {
-      return; // a free seat: queued for a worker as a plain task, no entry needed
+      return true; // a free seat: queued for a worker as a plain task, no entry needed
     }
     TaskEnvelope e = (TaskEnvelope) PLACE.getAndSet(this, null);
     if (e == null || !e.reset()) {
       e = admission.newEntry(KIND, this);
     }
-    admission.enqueue(e, mode);
+    boolean deadline = mode == Mode.ENQUEUE && admission.maxWaitInLineNanos > 0;
+    if (deadline) {
+      e.keepFromReuse(); // its timer must never meet a later trip of the entry
+    }
+    boolean seated = admission.enqueue(e, mode);
     PLACE.setVolatile(this, e);
+    if (deadline && !seated) {
+      // Armed after publishing: an expiry clears scheduled, and a dispatch that follows must not
+      // find this entry unpublished and then see it overwrite its own.
+      admission.armLineDeadline(e);
+    }
     if (closed || queue.isEmpty()) {
       // Publish (the place), then check: a racing close, execute or cancel may have emptied the
       // lane before our place was published, and found no place to give up.
       leaveLine();
     }
+    return seated;
   }
 
   /** Dispatches the lane unless it is dispatched already; refused only by a terminated pool. */
@@ -268,6 +344,9 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
   /** Runs on a pool worker: runs queued tasks in order until the lane is empty or yields. */
   private void drain(Worker w) {
     w.lane = this;
+    if (!admitted) {
+      admitted = true; // its first seat: it never expires from now on
+    }
     try {
       int ran = 0;
       for (;;) {

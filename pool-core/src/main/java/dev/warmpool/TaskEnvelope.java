@@ -100,8 +100,12 @@ class TaskEnvelope implements TaskHandle {
   volatile int state;
   /** Set by the caller just before it parks, so that a taker unparks only a parked caller. */
   volatile boolean parked;
-  /** Set by a cancel from QUEUED: a reference may stay in the run queue, so it is never reused. */
-  private boolean cancelledWhileQueued;
+  /**
+   * Never reused: set by a cancel from QUEUED (a reference may stay in the run queue), or by a lane
+   * before it publishes an entry that will carry a line deadline (a timer armed on one trip must
+   * never find the next).
+   */
+  private boolean notReusable;
   /** The thread running the task: written before the CAS to STARTED, which publishes it. */
   private Thread runner;
   /** Its line-deadline timer while it waits in line with a deadline; else null. */
@@ -166,12 +170,17 @@ class TaskEnvelope implements TaskHandle {
    */
   boolean reset() {
     int s = state;
-    if (!cancelledWhileQueued
+    if (!notReusable
         && (s == DONE || s == CANCELLED || s == HANDED_BACK || s == CLOSED)) {
       state = QUEUED;
       return true;
     }
     return false;
+  }
+
+  /** Keeps this envelope from reuse; by its owner, before it publishes the envelope. */
+  final void keepFromReuse() {
+    notReusable = true;
   }
 
   @Override
@@ -183,7 +192,7 @@ class TaskEnvelope implements TaskHandle {
           return true;
         }
       } else if (s == QUEUED) {
-        cancelledWhileQueued = true; // before the CAS, which publishes it; a lost CAS only wastes it
+        notReusable = true; // before the CAS, which publishes it; a lost CAS only wastes it
         if (transition(QUEUED, CANCELLED)) {
           owner.withdrawnQueued(this);
           return true;

@@ -42,6 +42,16 @@ abstract class TaskKind {
     return false;
   }
 
+  /**
+   * Under the line's lock, as the deadline of the argument's entry passes: whether the entry leaves
+   * the line expired now, adding to {@code tasks} the tasks that expire with it beyond the argument
+   * itself. A serial lane says no once it was admitted (its later tasks or a due timer ride in it),
+   * and otherwise takes its queued tasks out, all of them unadmitted. Runs no user code.
+   */
+  boolean expiring(Object arg, List<Runnable> tasks) {
+    return true;
+  }
+
   /** A task that fails in its own way when it expires in line (a {@code submit} future). */
   interface Expirable {
     void expired(PoolOverloadedException cause);

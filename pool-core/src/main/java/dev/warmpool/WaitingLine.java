@@ -3,6 +3,7 @@ package dev.warmpool;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 
 /**
@@ -89,18 +90,33 @@ final class WaitingLine {
   }
 
   /**
-   * Removes a waiting entry whose line deadline passed, marked EXPIRED; false if it already got a
-   * seat or left the line.
+   * Removes a waiting entry whose line deadline ({@code deadline}, its timer) passed, marked EXPIRED;
+   * false if it already got a seat or left the line, if that timer is no longer its own, or if its
+   * kind says no ({@link TaskKind#expiring}, which adds to {@code tasks} what expires with it).
    */
-  boolean expire(TaskEnvelope e) {
+  boolean expire(TaskEnvelope e, SharedTimer.Task deadline, List<Runnable> tasks) {
     lock.lock();
     try {
-      if (e.state != TaskEnvelope.WAITING) {
+      if (e.state != TaskEnvelope.WAITING || e.expiry != deadline
+          || !e.kind.expiring(e.arg, tasks)) {
         return false;
       }
       unlink(e);
       e.state = TaskEnvelope.EXPIRED;
       return true;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * Evaluates {@code check} under the line's lock: atomic with respect to every move of an entry
+   * (a serial lane's admission against its entry's expiry). {@code check} runs no user code.
+   */
+  boolean underLock(BooleanSupplier check) {
+    lock.lock();
+    try {
+      return check.getAsBoolean();
     } finally {
       lock.unlock();
     }

@@ -397,13 +397,17 @@ public interface WorkerPool extends ScheduledExecutorService, AutoCloseable {
      * a timer (so also when no seat frees). Then a blocked {@code execute} throws
      * {@link PoolOverloadedException} saying how long it waited; a {@code submit} future fails with
      * it; an {@code enqueue} handle reads {@link TaskHandle#isExpired()}; a task that is a
-     * {@link CancellationAware} hears {@code onCancel()}; {@link PoolStats#expired()} counts it and
-     * it leaves {@code submitted}. A timed {@code tryExecute} answers {@code false} at this deadline
-     * if it is the shorter. Work already admitted (a serial lane's later tasks, a due timer, a
-     * subpool's task waiting in this pool's line) never expires, and in this version neither does a
-     * serial lane waiting for its first seat. Subpools take their parent's limit. Load shedding for
-     * overload: under a standing line, work that would start too late to matter is refused instead
-     * of run.
+     * {@link CancellationAware} hears {@code onExpired} (by default {@code onCancel()});
+     * {@link PoolStats#expired()} counts it and it leaves {@code submitted}. A timed
+     * {@code tryExecute} answers {@code false} at this deadline if it is the shorter. A serial lane
+     * waiting for its first seat expires too: it leaves the line unrun with every task queued in it,
+     * each counted as one expired task (and heard of as above), and is left not admitted, so its
+     * next {@code execute} is admitted or rejected afresh. Work already admitted (a lane that had a
+     * seat or that admitted work entered, hence its later tasks; a due timer) never expires.
+     * Subpools take their parent's limit; a subpool's task that got a seat in its subpool but waits
+     * in this pool's line carries its deadline (its own or the inherited one) there. Load shedding
+     * for overload: under a standing line, work that would start too late to matter is refused
+     * instead of run.
      *
      * @throws IllegalArgumentException if {@code maxWaitInLine} is not positive
      */

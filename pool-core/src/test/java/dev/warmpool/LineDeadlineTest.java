@@ -164,15 +164,19 @@ class LineDeadlineTest {
 
   /**
    * Admitted work never expires: a lane's later task and a due timer wait past the deadline (a
-   * plain task that joined after them, with the same deadline, expires first) and then run.
+   * plain task that joined after them, with the same deadline, expires first) and then run. (A
+   * lane waiting for its first seat does expire: {@link LaneDeadlineTest}.)
    */
   @Test
   void admittedWorkNeverExpires() throws Exception {
     WorkerPool pool = pool(1, SHORT);
-    PoolFixture.Gate gate = fixture.occupy(pool);
     SerialExecutor lane = pool.newSerialExecutor();
+    CountDownLatch first = new CountDownLatch(1);
+    lane.execute(first::countDown); // a free seat: the lane is admitted
+    PoolFixture.await(first);
+    PoolFixture.Gate gate = fixture.occupy(pool);
     CountDownLatch ran = new CountDownLatch(2);
-    lane.execute(ran::countDown); // waits in line as the lane's place
+    lane.execute(ran::countDown); // waits in line as the admitted lane's place
     pool.schedule(ran::countDown, 0, TimeUnit.MILLISECONDS); // due at once: admitted work
     assertThat(eventually(() -> pool.stats().waiting() == 2)).isTrue();
     TaskHandle canary = pool.enqueue(() -> { });
@@ -218,7 +222,8 @@ class LineDeadlineTest {
       }
       List<Runnable> back = rnd.nextBoolean() ? pool.shutdownNow() : List.of();
       pool.shutdown();
-      assertThat(pool.awaitTermination(20, TimeUnit.SECONDS)).as("round %d", rounds).isTrue();
+      boolean terminated = pool.awaitTermination(20, TimeUnit.SECONDS);
+      assertThat(terminated).as("round %d: %s %s %s", rounds, pool.stats(), pool, handles).isTrue();
       int cancelled = 0;
       int expired = 0;
       for (TaskHandle h : handles) {

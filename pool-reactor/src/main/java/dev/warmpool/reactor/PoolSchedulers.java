@@ -60,7 +60,9 @@ import reactor.core.scheduler.Scheduler;
  *       {@code maxWaitInLine}, a direct task ({@code subscribeOn} of a callable, {@code publishOn}
  *       of a {@code Mono}) that waits longer is refused later, the same way: its subscriber gets
  *       {@code onError} (a {@code RejectedExecutionException} caused by a
- *       {@link PoolOverloadedException}). Worker tasks and timers never expire.</li>
+ *       {@link PoolOverloadedException}); so is a worker ({@code Flux.publishOn},
+ *       {@code subscribeOn}) still waiting for its first seat. A worker that had a seat, and
+ *       timers, never expire.</li>
  *   <li>A worker is admitted once, on its first task to run (immediate, or a timer that came due):
  *       afterwards its tasks wait their turn and are never rejected for a full pool, so a stream
  *       that started keeps going. A zero delay is a timer too: never refused for load.</li>

@@ -42,9 +42,9 @@ import java.util.Objects;
  *   <li><b>Line deadlines</b> (blocking mode with {@link WorkerPool.Builder#maxWaitInLine}): a direct
  *       task ({@code Single}, {@code Maybe}, {@code Completable}, {@code Observable.subscribeOn})
  *       that waits in line past its deadline never runs and is refused like a rejection: one
- *       {@code onError(PoolOverloadedException)}. A worker ({@code observeOn} on {@code Flowable}
- *       or {@code Observable}, {@code Flowable.subscribeOn}) waiting for its first seat does not
- *       expire: the core's lanes have no line deadline yet.</li>
+ *       {@code onError(PoolOverloadedException)}. So is a worker ({@code observeOn} on
+ *       {@code Flowable} or {@code Observable}, {@code Flowable.subscribeOn}) whose lane waits
+ *       for its first seat past the deadline; a worker that had a seat never expires.</li>
  *   <li>Otherwise the operators behave exactly as RxJava's {@code observeOn(scheduler)} and {@code
  *       subscribeOn(scheduler)} with default arguments, over {@link PoolSchedulers#from}.</li>
  * </ul>
