@@ -16,7 +16,6 @@ import kotlinx.coroutines.launch
 import kotlinx.coroutines.withTimeout
 import org.assertj.core.api.Assertions.assertThat
 import org.junit.jupiter.api.AfterEach
-import org.junit.jupiter.api.Disabled
 import org.junit.jupiter.api.Test
 import org.junit.jupiter.api.Timeout
 
@@ -36,7 +35,6 @@ class LineDeadlineTest {
     private fun deadlinePool() = pools.pool(1, maxWaiting = 100) { maxWaitInLine(Duration.ofMillis(50)) }
 
     @Test
-    @Disabled("needs core: a serial lane waiting for its first seat expires with its tasks (h3, issue 23)")
     fun aCoroutineWaitingForAdmissionPastTheDeadlineIsCancelledWithTheOverloadAsCause() = pools.runBlocking {
         val pool = deadlinePool()
         val gate = pools.occupy(pool, 1)
@@ -56,7 +54,6 @@ class LineDeadlineTest {
     }
 
     @Test
-    @Disabled("needs core: a serial lane waiting for its first seat expires with its tasks (h3, issue 23)")
     fun withWorkerWaitingPastTheDeadlineThrowsTheOverload() = pools.runBlocking(Dispatchers.Default) {
         val pool = deadlinePool()
         val gate = pools.occupy(pool, 1)
