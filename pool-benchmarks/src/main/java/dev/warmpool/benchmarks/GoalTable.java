@@ -31,7 +31,7 @@ import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 
 /**
- * The goal table of issue 10 ("Performance goals") measured in one JVM: every shape except the
+ * The goal tables of issues 10 ("Performance goals") and 22 ("Speed") measured in one JVM: every shape except the
  * Kotlin round trips (see {@code CoroutineRoundTripComparison.kt} and {@code CoroutineShapes.kt}). Peers are interleaved
  * round by round (round r: for each shape, warmpool, then each peer); the first {@code warmup}
  * rounds are discarded and the table gives the median of the other {@code rounds}. Uses only
@@ -47,8 +47,9 @@ import reactor.core.scheduler.Schedulers;
  *   <li>Reactor: {@code 200k x scale} {@code Mono.fromCallable(..).subscribeOn(s)} merged by
  *       {@code Flux.range(..).flatMap(.., 64)}, capacity 20: vs {@code fromExecutorService(fixed 20)}
  *       and {@code newBoundedElastic(20, Integer.MAX_VALUE, "be")}; items per second.</li>
- *   <li>RxJava: the same with {@code Single} and {@code flatMapSingle(.., false, 64)}: vs
- *       {@code Schedulers.from(fixed 20)} and {@code Schedulers.io()}.</li>
+ *   <li>RxJava, direct tasks: the same with {@code Single} and {@code flatMapSingle(.., false, 64)}
+ *       ({@code Single.subscribeOn} schedules a direct task): vs {@code Schedulers.from(fixed 20)}
+ *       and {@code Schedulers.io()}.</li>
  *   <li>latency, one task outstanding, capacity 2, submit-to-run time: gap 0 p50
  *       ({@code 20000 x scale} samples, or as many as fit in {@code 1 s x scale}, at least 1000) and
  *       gap 1 ms (the producer sleeps, so workers park) p99 ({@code 1500 x scale} samples): vs jboss
@@ -61,6 +62,23 @@ import reactor.core.scheduler.Schedulers;
  *   <li>Kotlin: {@code 200k x scale} round trips {@code withContext(d) {}} from 64 coroutines of a
  *       {@code runBlocking} loop, capacity 20: vs {@code newFixedThreadPool(20).asCoroutineDispatcher()}
  *       and {@code Dispatchers.IO.limitedParallelism(20)}; round trips per second.</li>
+ *   <li>a subpool's cost (issue 14): tiny tasks, 1 producer, through a plain pool of capacity 64
+ *       and through a subpool of capacity 64 of another such pool; the ratio reads plain/subpool.</li>
+ *   <li>RxJava, a Worker per item (issue 22): {@code 200k x scale}
+ *       {@code Flowable.fromCallable(..).subscribeOn(s)} merged by
+ *       {@code Flowable.range(..).flatMap(.., 64)}, capacity 20 ({@code Flowable.subscribeOn}
+ *       makes a {@code Worker} per inner source and schedules its subscription there): vs
+ *       {@code Schedulers.from(fixed 20)} and {@code Schedulers.io()}; items per second.</li>
+ *   <li>burst start latency of blocking tasks (issue 22), capacity 64, on an idle and warm pool:
+ *       all 64 workers started once when the pool is built (64 tasks that each wait until all 64
+ *       run), and parked before every burst (a 5 ms pause after the previous burst ended). A burst
+ *       is 64 tasks submitted back to back by 1 producer ({@code execute}), each sleeping 5 ms;
+ *       a task's start latency is submit to start ({@code System.nanoTime}). {@code 100 x scale}
+ *       bursts per round (at least 10; with 100 the p99 is the second worst burst, not the worst):
+ *       the p99 and p50 over bursts of the 64th (last submitted) task's start latency, and the p99
+ *       over all tasks: vs fixed(64) + LinkedBlockingQueue. Warm rather than fresh because a warm
+ *       pool tests the wake-up policy: every task should wake a parked worker at once, not wait
+ *       for a running one or a stall watch. The 5 ms sleep and pause do not scale.</li>
  * </ol>
  *
  * <p>Every ratio is oriented so that above 1 means warmpool is better: throughput is
@@ -68,11 +86,12 @@ import reactor.core.scheduler.Schedulers;
  * goal in those terms (for example "p99 <= 1.2x best peer" becomes ratio {@code >= 0.83}). Also
  * printed: the JDK, {@code nproc}, {@code /proc/loadavg} at start and end, and every round's values.
  * Progress (with seconds per shape) goes to stderr, the report to stdout. At the defaults a round
- * takes about 30 s on 2 cores (throughput shapes are time-bounded, the Reactor and RxJava shapes are
- * not), so about 3 minutes in all.
+ * takes about 35 s on 2 cores (throughput shapes are time-bounded, the Reactor and RxJava shapes are
+ * not; shape 10 is about 2.5 s), so about 3.5 minutes in all.
  *
  * <p>Options ({@code key=value}): {@code rounds=5} measured rounds, {@code warmup=1} discarded
- * rounds, {@code scale=1} multiplies every size and duration, {@code only=1,2,3,4,5,6,7,8} shapes (8: a subpool's cost).
+ * rounds, {@code scale=1} multiplies every size and duration, {@code only=1,2,3,4,5,6,7,8,9,10}
+ * shapes (numbered as above).
  * Build once, then run from the repository root (on Temurin 25, replace {@code java} by
  * {@code /usr/lib/jvm/temurin-25-jdk-amd64/bin/java}; the classes target Java 17):
  * <pre>
@@ -87,6 +106,14 @@ public final class GoalTable {
   static final int ADAPTER_CAPACITY = 20;
   static final long GAP_1MS = TimeUnit.MILLISECONDS.toNanos(1);
   static final int NPROC = Runtime.getRuntime().availableProcessors();
+  static final String RX_DIRECT =
+      "RxJava Single.subscribeOn (direct tasks), flatMapSingle 64, capacity 20";
+  static final String RX_WORKER =
+      "RxJava Flowable.subscribeOn (a Worker per item), flatMap 64, capacity 20";
+  static final String BURST = "burst of 64 blocking tasks (sleep 5 ms), idle warm pool, capacity 64";
+  static final int BURST_SIZE = 64;
+  static final long BURST_SLEEP_MILLIS = 5;
+  static final long BURST_PAUSE_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
 
   private final double scale;
   /** Per-round values by key "shape|metric|peer", in insertion order. */
@@ -103,7 +130,7 @@ public final class GoalTable {
     int warmup = Harness.intOption(o, "warmup", 1);
     double scale = Double.parseDouble(o.getOrDefault("scale", "1"));
     Set<Integer> only = new TreeSet<>();
-    for (String s : o.getOrDefault("only", "1,2,3,4,5,6,7,8").split(",")) {
+    for (String s : o.getOrDefault("only", "1,2,3,4,5,6,7,8,9,10").split(",")) {
       only.add(Integer.parseInt(s.trim()));
     }
     GoalTable t = new GoalTable(scale);
@@ -120,6 +147,8 @@ public final class GoalTable {
       if (only.contains(6)) shapes.add(t.new Threads());
       if (only.contains(7)) shapes.add(t.new KotlinShape());
       if (only.contains(8)) shapes.add(t.new SubpoolOverhead());
+      if (only.contains(9)) shapes.add(t.new RxWorkerShape());
+      if (only.contains(10)) shapes.add(t.new BurstStartLatency());
       for (int r = 0; r < warmup + rounds; r++) {
         t.measuring = r >= warmup;
         long rs = System.nanoTime();
@@ -199,7 +228,7 @@ public final class GoalTable {
       row(out, s, "items/s", Kind.THROUGHPUT, "bounded-elastic", "newBoundedElastic(20)", 5.0);
     }
     if (only.contains(4)) {
-      String s = "RxJava subscribeOn, flatMapSingle 64, capacity 20";
+      String s = RX_DIRECT;
       row(out, s, "items/s", Kind.THROUGHPUT, "rx-from-fixed", "Schedulers.from(fixed 20)", 1.2);
       row(out, s, "items/s", Kind.THROUGHPUT, "rx-io", "Schedulers.io()", 5.0);
     }
@@ -243,6 +272,19 @@ public final class GoalTable {
       // the ratio reads plain pool / subpool: how many times slower a subpool task is
       row(out, "subpool overhead: tiny tasks, 1 producer, capacity 64", "tasks/s", Kind.THROUGHPUT,
           "warmpool-subpool", "subpool(64) of a pool(64)", Double.NaN);
+    }
+    if (only.contains(9)) {
+      String s = RX_WORKER;
+      row(out, s, "items/s", Kind.THROUGHPUT, "rx-from-fixed", "Schedulers.from(fixed 20)", 1.2);
+      row(out, s, "items/s", Kind.THROUGHPUT, "rx-io", "Schedulers.io()", 5.0);
+    }
+    if (only.contains(10)) {
+      String s = BURST;
+      // the goal: the 64th task's p99 start latency within 2x of the fixed pool's
+      row(out, s, "64th task p99 us", Kind.LATENCY, Peers.TPE_FIXED, "fixed(64)+LBQ", 0.5);
+      row(out, s, "64th task p50 us", Kind.LATENCY, Peers.TPE_FIXED, "fixed(64)+LBQ", Double.NaN);
+      row(out, s, "all tasks p99 us", Kind.LATENCY, Peers.TPE_FIXED, "fixed(64)+LBQ", Double.NaN);
+      row(out, s, "workers before round", Kind.INFO, Peers.TPE_FIXED, "fixed(64)+LBQ", Double.NaN);
     }
   }
 
@@ -472,7 +514,7 @@ public final class GoalTable {
 
   /** Shape 4. */
   final class RxShape implements Shape {
-    final String shape = "RxJava subscribeOn, flatMapSingle 64, capacity 20";
+    final String shape = RX_DIRECT;
     final WorkerPool pool = WorkerPool.builder().name("rx-wp").capacity(ADAPTER_CAPACITY).build();
     final ExecutorService fixed = Executors.newFixedThreadPool(ADAPTER_CAPACITY, Peers.named("rx-fixed"));
     final String[] ids = {Peers.WARMPOOL, "rx-from-fixed", "rx-io"};
@@ -500,6 +542,137 @@ public final class GoalTable {
       schedulers[1].shutdown();
       Peers.close(pool);
       Peers.close(fixed);
+    }
+  }
+
+  /** Shape 9: as shape 4, but {@code Flowable.subscribeOn}, which makes a Worker per item. */
+  final class RxWorkerShape implements Shape {
+    final String shape = RX_WORKER;
+    final WorkerPool pool = WorkerPool.builder().name("rxw-wp").capacity(ADAPTER_CAPACITY).build();
+    final ExecutorService fixed = Executors.newFixedThreadPool(ADAPTER_CAPACITY, Peers.named("rxw-fixed"));
+    final String[] ids = {Peers.WARMPOOL, "rx-from-fixed", "rx-io"};
+    final io.reactivex.rxjava3.core.Scheduler[] schedulers = {
+        dev.warmpool.rxjava3.PoolSchedulers.from(pool),
+        io.reactivex.rxjava3.schedulers.Schedulers.from(fixed),
+        io.reactivex.rxjava3.schedulers.Schedulers.io()};
+
+    @Override
+    public void round() {
+      int items = Math.max(1000, (int) (200_000 * scale));
+      for (int i = 0; i < ids.length; i++) {
+        io.reactivex.rxjava3.core.Scheduler s = schedulers[i];
+        long t0 = System.nanoTime();
+        Flowable.range(0, items)
+            .flatMap(n -> Flowable.fromCallable(() -> n).subscribeOn(s), CONCURRENCY)
+            .blockingLast();
+        record(shape, "items/s", ids[i], items / ((System.nanoTime() - t0) / 1e9));
+      }
+    }
+
+    @Override
+    public void close() {
+      schedulers[0].shutdown();
+      schedulers[1].shutdown();
+      Peers.close(pool);
+      Peers.close(fixed);
+    }
+  }
+
+  /**
+   * Shape 10: bursts of {@value #BURST_SIZE} blocking tasks on an idle, warm pool of capacity 64.
+   * The pools live for the whole run; all their workers are started once, when built.
+   */
+  final class BurstStartLatency implements Shape {
+    final String shape = BURST;
+    final String[] ids = {Peers.WARMPOOL, Peers.TPE_FIXED};
+    final ExecutorService[] executors = new ExecutorService[ids.length];
+    final long[] submittedAt = new long[BURST_SIZE];
+    final long[] startedAt = new long[BURST_SIZE];
+    final Runnable[] tasks = new Runnable[BURST_SIZE];
+    final Histogram last = new Histogram(TimeUnit.SECONDS.toNanos(10), 3);
+    final Histogram all = new Histogram(TimeUnit.SECONDS.toNanos(10), 3);
+    /** The current burst's; written before its tasks are submitted, so they see it. */
+    CountDownLatch finished;
+
+    BurstStartLatency() throws InterruptedException {
+      for (int i = 0; i < BURST_SIZE; i++) {
+        int me = i;
+        tasks[i] = () -> {
+          startedAt[me] = System.nanoTime();
+          try {
+            Thread.sleep(BURST_SLEEP_MILLIS);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt(); // shutdownNow at the end of the run
+          }
+          finished.countDown();
+        };
+      }
+      for (int i = 0; i < ids.length; i++) {
+        executors[i] = Peers.blocking(ids[i], BURST_SIZE, "burst-" + ids[i]);
+        startAll(executors[i]);
+      }
+    }
+
+    /** Runs 64 tasks that each wait until all 64 run: afterwards 64 workers exist. */
+    private void startAll(ExecutorService executor) throws InterruptedException {
+      CountDownLatch running = new CountDownLatch(BURST_SIZE);
+      CountDownLatch done = new CountDownLatch(BURST_SIZE);
+      for (int i = 0; i < BURST_SIZE; i++) {
+        executor.execute(() -> {
+          running.countDown();
+          try {
+            running.await();
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+          done.countDown();
+        });
+      }
+      if (!done.await(60, TimeUnit.SECONDS)) {
+        throw new IllegalStateException("the pool did not run " + BURST_SIZE + " tasks at once");
+      }
+    }
+
+    private int workers(int i) {
+      return executors[i] instanceof WorkerPool ? ((WorkerPool) executors[i]).stats().workers()
+          : ((ThreadPoolExecutor) executors[i]).getPoolSize();
+    }
+
+    @Override
+    public void round() throws InterruptedException {
+      int bursts = Math.max(10, (int) (100 * scale));
+      for (int i = 0; i < ids.length; i++) {
+        ExecutorService executor = executors[i];
+        record(shape, "workers before round", ids[i], workers(i));
+        last.reset();
+        all.reset();
+        for (int b = 0; b < bursts; b++) {
+          LockSupport.parkNanos(BURST_PAUSE_NANOS); // let every worker park
+          CountDownLatch done = new CountDownLatch(BURST_SIZE);
+          finished = done;
+          for (int t = 0; t < BURST_SIZE; t++) {
+            submittedAt[t] = System.nanoTime();
+            executor.execute(tasks[t]);
+          }
+          if (!done.await(60, TimeUnit.SECONDS)) {
+            throw new IllegalStateException("a burst did not finish in 60 s");
+          }
+          for (int t = 0; t < BURST_SIZE; t++) { // the latch orders the tasks' writes before these reads
+            all.recordValue(Math.max(0, startedAt[t] - submittedAt[t]));
+          }
+          last.recordValue(Math.max(0, startedAt[BURST_SIZE - 1] - submittedAt[BURST_SIZE - 1]));
+        }
+        record(shape, "64th task p99 us", ids[i], last.getValueAtPercentile(99) / 1000.0);
+        record(shape, "64th task p50 us", ids[i], last.getValueAtPercentile(50) / 1000.0);
+        record(shape, "all tasks p99 us", ids[i], all.getValueAtPercentile(99) / 1000.0);
+      }
+    }
+
+    @Override
+    public void close() {
+      for (ExecutorService e : executors) {
+        Peers.close(e);
+      }
     }
   }
 
