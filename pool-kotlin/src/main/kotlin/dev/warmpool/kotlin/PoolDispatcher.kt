@@ -434,7 +434,7 @@ internal class PoolDispatcher private constructor(
         val owner: PoolDispatcher,
         /** The first dispatch's context: where an expired first dispatch is refused. */
         private val context: CoroutineContext,
-    ) : CancellationAware, FailureAware, (Throwable?) -> Unit {
+    ) : CancellationAware, FailureAware, AdmittedUnit, (Throwable?) -> Unit {
         val lane: SerialExecutor = owner.pool.newSerialExecutor()
         val isCoroutine: Boolean = job is Continuation<*>
         private val pending = AtomicReference<Runnable?>()
@@ -462,7 +462,7 @@ internal class PoolDispatcher private constructor(
         }
 
         /** Runs [block] and throws the failure its coroutine started cancelling with, if any. */
-        fun runTracked(block: Runnable) {
+        override fun runTracked(block: Runnable) {
             enter()
             try {
                 block.run()
@@ -493,6 +493,8 @@ internal class PoolDispatcher private constructor(
                 failure = cause
             }
         }
+
+        override fun giveUpLane() = lane.close()
 
         override fun onFailure(failure: Throwable) {
             // Already reported by kotlinx (exception handler, await or withContext): no second report.

@@ -12,6 +12,21 @@ import kotlinx.coroutines.CancellationException
 import kotlinx.coroutines.Dispatchers
 
 /**
+ * What a [WorkerAdmission] needs of the coroutine's unit (the dispatcher's, which it does not know):
+ * run the block counted as the unit's task, and give up the unit's place in the pool.
+ */
+internal interface AdmittedUnit {
+    /** Runs the block on the current worker and throws the failure its coroutine started cancelling with. */
+    fun runTracked(block: Runnable)
+
+    /** A failure already reported by kotlinx: no second report. */
+    fun onFailure(failure: Throwable)
+
+    /** Closes the unit's lane: a start still queued there is discarded when the line reaches it. */
+    fun giveUpLane()
+}
+
+/**
  * The admission of one [withWorker] call: a context element that marks the block's first dispatch
  * as a request for a worker, and the cancellation handler of the caller's watch job.
  *
@@ -54,7 +69,7 @@ internal class WorkerAdmission(
 
     // Written by bind before the state can leave PENDING through the dispatcher; read after a CAS.
     private lateinit var context: CoroutineContext
-    private lateinit var unit: PoolDispatcher.CoroutineUnit
+    private lateinit var unit: AdmittedUnit
     private lateinit var block: Runnable
     private var rejection: RejectedExecutionException? = null
 
@@ -100,7 +115,7 @@ internal class WorkerAdmission(
      * Claims the first dispatch. Returns false if the caller was already cancelled: then the start has
      * been sent to the fallback and must not be queued.
      */
-    fun bind(context: CoroutineContext, unit: PoolDispatcher.CoroutineUnit, block: Runnable): Boolean {
+    fun bind(context: CoroutineContext, unit: AdmittedUnit, block: Runnable): Boolean {
         this.context = context
         this.unit = unit
         this.block = block
@@ -135,7 +150,7 @@ internal class WorkerAdmission(
     }
 
     private fun withdraw() {
-        unit.lane.close()
+        unit.giveUpLane()
         Dispatchers.IO.dispatch(context, block)
     }
 
