@@ -361,6 +361,81 @@ class AdapterReviewTest {
         .isEqualTo(p.capacity() + 1);
   }
 
+  /** Disposing a worker whose lane waits in line gives up the lane's place at once. */
+  @Test
+  void disposedWorkerLeavesTheLineAtOnce() throws Exception {
+    WorkerPool p = pool(WorkerPool.builder().name("r2wl").capacity(1));
+    Scheduler s = PoolSchedulers.from(p);
+    Scheduler.Worker w = s.createWorker();
+    AtomicInteger ran = new AtomicInteger();
+    try (Occupied full = Occupied.all(p)) {
+      w.schedule(ran::incrementAndGet);
+      w.schedule(ran::incrementAndGet, 1, TimeUnit.MILLISECONDS);
+      await().dontCatchUncaughtExceptions().atMost(SAFETY).until(() -> p.stats().waiting() >= 1);
+      w.dispose();
+      assertThat(p.stats().waiting()).isZero();
+      assertThat(buffered(w)).isZero();
+    }
+    awaitQuiet(p);
+    assertThat(ran.get()).isZero();
+    assertExact(p.stats(), 0);
+  }
+
+  /**
+   * Disposing a scheduler over a shared pool: "its tasks that have not started never start". They
+   * should leave the pool's line too, as a disposed task does, instead of holding places in it.
+   */
+  @Test
+  @Disabled("FAULT: Scheduler.dispose() on a shared pool leaves its queued immediate tasks (direct "
+      + "and of its workers) in the pool's line, where they block live work under maxWaiting")
+  void disposedSchedulersQueuedTasksLeaveTheSharedPoolsLine() throws Exception {
+    WorkerPool p = pool(WorkerPool.builder().name("r2sd").capacity(1).maxWaiting(2));
+    Scheduler s = PoolSchedulers.from(p);
+    Scheduler other = PoolSchedulers.from(p);
+    AtomicInteger ran = new AtomicInteger();
+    try (Occupied full = Occupied.all(p)) {
+      s.schedule(ran::incrementAndGet);
+      s.createWorker().schedule(ran::incrementAndGet);
+      assertThat(p.stats().waiting()).isEqualTo(2);
+      s.dispose();
+      assertThatCode(() -> other.schedule(() -> ran.addAndGet(10))).doesNotThrowAnyException();
+    }
+    await().dontCatchUncaughtExceptions().atMost(SAFETY).until(() -> ran.get() == 10);
+    s.disposeGracefully().block(SAFETY);
+  }
+
+  /** A ThreadFactory that fails once costs at most the task that needed the thread (guarantee 11). */
+  @Test
+  void hostileThreadFactoryCostsAtMostOneTask() throws Exception {
+    AtomicInteger calls = new AtomicInteger();
+    WorkerPool p = pool(WorkerPool.builder().name("r2tf").capacity(2).threadFactory(r -> {
+      if (calls.incrementAndGet() == 1) {
+        throw new IllegalStateException("no thread for you");
+      }
+      return new Thread(r);
+    }));
+    Scheduler s = PoolSchedulers.from(p);
+    Scheduler.Worker w = s.createWorker();
+    AtomicInteger ran = new AtomicInteger();
+    int refused = 0;
+    try {
+      w.schedule(ran::incrementAndGet);
+    } catch (RejectedExecutionException e) {
+      refused++;
+    }
+    int lost = refused;
+    if (lost == 1) {
+      assertThat(buffered(w)).isZero();
+    }
+    w.schedule(ran::incrementAndGet);
+    s.schedule(ran::incrementAndGet);
+    await().dontCatchUncaughtExceptions().atMost(SAFETY).until(() -> ran.get() == 3 - lost);
+    awaitQuiet(p);
+    assertThat(buffered(w)).isZero();
+    assertExact(p.stats(), 0);
+    s.disposeGracefully().block(SAFETY);
+  }
+
   /** An interrupt from disposing a running task must never reach the thread's next task. */
   @Test
   @Tag("stress")
