@@ -436,6 +436,61 @@ class AdapterReviewTest {
     s.disposeGracefully().block(SAFETY);
   }
 
+  /** A delayed task that came due and waits in line leaves the line at once when disposed. */
+  @Test
+  void disposedDueTimerLeavesTheLineAtOnce() throws Exception {
+    for (int kind = 0; kind < 4; kind++) {
+      WorkerPool p = pool(WorkerPool.builder().name("r2dt").capacity(1));
+      Scheduler s = PoolSchedulers.from(p);
+      Scheduler.Worker w = s.createWorker();
+      AtomicInteger ran = new AtomicInteger();
+      try (Occupied full = Occupied.all(p)) {
+        Disposable d = switch (kind) {
+          case 0 -> s.schedule(ran::incrementAndGet, 1, TimeUnit.MILLISECONDS);
+          case 1 -> w.schedule(ran::incrementAndGet, 1, TimeUnit.MILLISECONDS);
+          case 2 -> s.schedulePeriodically(ran::incrementAndGet, 1, 1, TimeUnit.MILLISECONDS);
+          default -> w.schedulePeriodically(ran::incrementAndGet, 1, 1, TimeUnit.MILLISECONDS);
+        };
+        await().dontCatchUncaughtExceptions().atMost(SAFETY)
+            .until(() -> p.stats().waiting() == 1);
+        d.dispose();
+        assertThat(d.isDisposed()).isTrue();
+        assertThat(p.stats().waiting()).as("kind " + kind).isZero();
+        assertThat(buffered(w)).isZero();
+      }
+      awaitQuiet(p);
+      assertThat(ran.get()).as("kind " + kind).isZero();
+      assertExact(p.stats(), 0);
+      s.disposeGracefully().block(SAFETY);
+    }
+  }
+
+  /** Disposing a task from its own thread does not interrupt it (Reactor's rule). */
+  @Test
+  void selfDisposeDoesNotInterrupt() throws Exception {
+    WorkerPool p = pool(WorkerPool.builder().name("r2self").capacity(1));
+    Scheduler s = PoolSchedulers.from(p);
+    Scheduler.Worker w = s.createWorker();
+    for (Scheduler.Worker target : new Scheduler.Worker[] {null, w}) {
+      AtomicReference<Disposable> self = new AtomicReference<>();
+      CountDownLatch go = new CountDownLatch(1);
+      CountDownLatch done = new CountDownLatch(1);
+      AtomicInteger interrupted = new AtomicInteger(-1);
+      Runnable body = () -> {
+        Occupied.awaitQuietly(go);
+        self.get().dispose();
+        interrupted.set(Thread.currentThread().isInterrupted() ? 1 : 0);
+        done.countDown();
+      };
+      self.set(target == null ? s.schedule(body) : target.schedule(body));
+      go.countDown();
+      assertThat(done.await(10, TimeUnit.SECONDS)).isTrue();
+      assertThat(interrupted.get()).isZero();
+      await().dontCatchUncaughtExceptions().atMost(SAFETY).until(() -> self.get().isDisposed());
+    }
+    assertThat(buffered(w)).isZero();
+  }
+
   /** An interrupt from disposing a running task must never reach the thread's next task. */
   @Test
   @Tag("stress")
