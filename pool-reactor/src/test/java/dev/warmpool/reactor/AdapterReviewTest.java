@@ -491,6 +491,67 @@ class AdapterReviewTest {
     assertThat(buffered(w)).isZero();
   }
 
+  /** Guarantee 6 through an operator: a publishOn stream admitted earlier is never rejected. */
+  @Test
+  void publishOnStreamAdmittedBeforeThePoolFilledKeepsGoing() throws Exception {
+    WorkerPool p = nonblocking(1);
+    Scheduler s = PoolSchedulers.from(p);
+    reactor.core.publisher.Sinks.Many<Integer> sink =
+        reactor.core.publisher.Sinks.many().unicast().onBackpressureBuffer();
+    List<Integer> got = new CopyOnWriteArrayList<>();
+    AtomicReference<Throwable> error = new AtomicReference<>();
+    CountDownLatch done = new CountDownLatch(1);
+    sink.asFlux().publishOn(s).subscribe(got::add, e -> {
+      error.set(e);
+      done.countDown();
+    }, done::countDown);
+    sink.tryEmitNext(1);
+    await().dontCatchUncaughtExceptions().atMost(SAFETY).until(() -> got.size() == 1);
+    awaitQuiet(p);
+    try (Occupied full = Occupied.all(p)) {
+      sink.tryEmitNext(2);
+      sink.tryEmitComplete();
+      assertThat(error.get()).isNull();
+    }
+    assertThat(done.await(10, TimeUnit.SECONDS)).isTrue();
+    assertThat(error.get()).isNull();
+    assertThat(got).containsExactly(1, 2);
+  }
+
+  /** A factory-made boundedElastic: bounded by threadCap and queuedTaskCap, terminated on dispose. */
+  @Test
+  void factoryMadeBoundedElasticRejectsPastItsQueueCapAndTerminatesItsPool() throws Exception {
+    List<WorkerPool> made = new CopyOnWriteArrayList<>();
+    Schedulers.setFactory(PoolSchedulers.factory(made::add));
+    try {
+      Scheduler be = Schedulers.newBoundedElastic(1, 1, "r2be");
+      assertThat(made).hasSize(1);
+      WorkerPool p = made.get(0);
+      pools.add(p);
+      CountDownLatch release = new CountDownLatch(1);
+      CountDownLatch started = new CountDownLatch(1);
+      AtomicInteger ran = new AtomicInteger();
+      be.schedule(() -> {
+        started.countDown();
+        Occupied.awaitQuietly(release);
+      });
+      assertThat(started.await(10, TimeUnit.SECONDS)).isTrue();
+      be.schedule(ran::incrementAndGet);
+      assertThatThrownBy(() -> be.schedule(ran::incrementAndGet))
+          .isInstanceOf(RejectedExecutionException.class);
+      Mono<Void> g = be.disposeGracefully().cache();
+      g.subscribe();
+      assertThatThrownBy(be::init).isInstanceOf(IllegalStateException.class);
+      release.countDown();
+      g.block(SAFETY);
+      assertThat(ran.get()).isEqualTo(1);
+      assertThat(p.isTerminated()).isTrue();
+      assertExact(p.stats(), 0);
+    } finally {
+      Schedulers.resetFactory();
+    }
+  }
+
   /** An interrupt from disposing a running task must never reach the thread's next task. */
   @Test
   @Tag("stress")
