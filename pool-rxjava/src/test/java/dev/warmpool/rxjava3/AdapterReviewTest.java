@@ -405,6 +405,43 @@ class AdapterReviewTest {
     assertExact(p.stats(), 0);
   }
 
+  /** Guarantee 6 through the transformer: a stream admitted earlier is never rejected. */
+  @Test
+  void observeOnStreamAdmittedBeforeThePoolFilledKeepsGoing() throws Exception {
+    WorkerPool p = fx.nonblocking(1);
+    io.reactivex.rxjava3.processors.PublishProcessor<Integer> src =
+        io.reactivex.rxjava3.processors.PublishProcessor.create();
+    TestSubscriber<Integer> ts = src.compose(PoolTransformers.<Integer>observeOn(p)).test();
+    src.onNext(1);
+    waiting().until(() -> ts.values().size() == 1);
+    quiet(p);
+    CountDownLatch hold = fx.saturate(p);
+    src.onNext(2);
+    src.onComplete();
+    ts.assertNoErrors();
+    hold.countDown();
+    ts.awaitDone(10, TimeUnit.SECONDS).assertValues(1, 2).assertComplete();
+    assertThat(fx.errors).isEmpty();
+  }
+
+  /** Guarantee 7 inside a PoolScope: a positive delay on a full nonblocking pool waits its turn. */
+  @Test
+  void scopedTimersOnAFullPoolWaitTheirTurn() throws Exception {
+    WorkerPool p = fx.nonblocking(1);
+    CountDownLatch hold = fx.saturate(p);
+    TestObserver<Long> t = PoolScope.single(p, s -> Single.timer(1, TimeUnit.MILLISECONDS, s))
+        .test();
+    TestSubscriber<Long> iv = PoolScope.flowable(p, s -> Flowable.interval(1, 1,
+        TimeUnit.MILLISECONDS, s).take(3)).test();
+    waiting().until(() -> p.stats().waiting() >= 1);
+    t.assertNoErrors();
+    iv.assertNoErrors();
+    hold.countDown();
+    t.awaitDone(10, TimeUnit.SECONDS).assertValue(0L);
+    iv.awaitDone(10, TimeUnit.SECONDS).assertValues(0L, 1L, 2L);
+    assertThat(fx.errors).isEmpty();
+  }
+
   @Test
   @Tag("stress")
   void hundredThousandTasksThroughOneWorkerLeaveNothingBehind() throws Exception {
