@@ -552,6 +552,99 @@ class AdapterReviewTest {
     }
   }
 
+  /**
+   * DESIGN section 6 (Reactor): "a pending timer is signalled when the pool closes"; guarantee 7:
+   * a timer not yet due completes cancelled "so an adapter can signal its subscriber". Mono.delay
+   * must not hang on a shut-down shared pool.
+   */
+  @Test
+  @Disabled("FAULT: Mono.delay on a shared pool that shuts down is never signalled: PoolTask.onCancel "
+      + "only cancels, so the subscriber hangs (DESIGN 6: a pending timer is signalled)")
+  void pendingMonoDelayIsSignalledWhenThePoolShutsDown() throws Exception {
+    WorkerPool p = pool(WorkerPool.builder().name("r2sig").capacity(1));
+    Scheduler s = PoolSchedulers.from(p);
+    AtomicReference<Object> signal = new AtomicReference<>();
+    CountDownLatch ended = new CountDownLatch(1);
+    Mono.delay(Duration.ofHours(1), s).subscribe(v -> signal.set(v), e -> {
+      signal.set(e);
+      ended.countDown();
+    }, ended::countDown);
+    p.shutdown();
+    assertThat(p.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
+    assertThat(ended.await(5, TimeUnit.SECONDS)).as("Mono.delay signalled").isTrue();
+    assertThat(signal.get()).isInstanceOf(RejectedExecutionException.class);
+  }
+
+  /**
+   * The scheduling thread is paused inside the hand-off (the pool's task decorator) while the
+   * worker, the scheduler or the pool is closed: the task is refused or runs or ends; nothing stays
+   * pending, the line empties and counters stay exact.
+   */
+  @Test
+  void closeDuringTheHandOff() throws Exception {
+    for (int closer = 0; closer < 4; closer++) {
+      for (int kind = 0; kind < 4; kind++) {
+        CountDownLatch inHandOff = new CountDownLatch(1);
+        CountDownLatch go = new CountDownLatch(1);
+        AtomicReference<Runnable> seen = new AtomicReference<>();
+        WorkerPool p = pool(WorkerPool.builder().name("r2cl").capacity(1).taskDecorator(r -> {
+          if (r instanceof Disposable && seen.compareAndSet(null, r)) {
+            inHandOff.countDown();
+            Occupied.awaitQuietly(go);
+          }
+          return r;
+        }));
+        Scheduler s = PoolSchedulers.from(p);
+        Scheduler.Worker w = s.createWorker();
+        AtomicInteger ran = new AtomicInteger();
+        AtomicReference<Object> outcome = new AtomicReference<>();
+        int k = kind;
+        Thread t = new Thread(() -> {
+          try {
+            outcome.set(switch (k) {
+              case 0 -> s.schedule(ran::incrementAndGet);
+              case 1 -> w.schedule(ran::incrementAndGet);
+              case 2 -> s.schedule(ran::incrementAndGet, 1, TimeUnit.MILLISECONDS);
+              default -> w.schedule(ran::incrementAndGet, 1, TimeUnit.MILLISECONDS);
+            });
+          } catch (RuntimeException e) {
+            outcome.set(e);
+          }
+        });
+        t.start();
+        assertThat(inHandOff.await(10, TimeUnit.SECONDS)).isTrue();
+        List<Runnable> back = List.of();
+        switch (closer) {
+          case 0 -> w.dispose();
+          case 1 -> s.dispose();
+          case 2 -> p.shutdown();
+          default -> back = p.shutdownNow();
+        }
+        go.countDown();
+        t.join(10_000);
+        String where = "closer " + closer + " kind " + kind + " outcome " + outcome.get();
+        assertThat(outcome.get()).as(where).isNotNull();
+        if (outcome.get() instanceof Disposable d) {
+          Scheduler.Worker ww = w;
+          await().dontCatchUncaughtExceptions().atMost(SAFETY).alias(where)
+              .until(() -> d.isDisposed() || ww.isDisposed() && ran.get() == 0);
+        }
+        if (closer >= 2) {
+          assertThat(p.awaitTermination(10, TimeUnit.SECONDS)).as(where).isTrue();
+        } else {
+          awaitQuiet(p);
+        }
+        assertThat(ran.get()).as(where).isLessThanOrEqualTo(1);
+        if (closer == 1 || closer == 0 && (kind & 1) == 1) { // its scheduler or worker disposed
+          assertThat(ran.get()).as(where).isZero();
+        }
+        assertThat(buffered(w)).as(where).isZero();
+        assertExact(p.stats(), back.size());
+        assertThat(p.stats().waiting()).as(where).isZero();
+      }
+    }
+  }
+
   /** An interrupt from disposing a running task must never reach the thread's next task. */
   @Test
   @Tag("stress")
