@@ -442,6 +442,71 @@ class AdapterReviewTest {
     assertThat(fx.errors).isEmpty();
   }
 
+  /**
+   * The scheduling thread is paused inside the hand-off (the pool's task decorator) while the
+   * worker, the scheduler or the pool is closed: the task is refused, runs, or ends; the line
+   * empties and counters stay exact.
+   */
+  @Test
+  void closeDuringTheHandOff() throws Exception {
+    for (int closer = 0; closer < 4; closer++) {
+      for (int kind = 0; kind < 4; kind++) {
+        CountDownLatch inHandOff = new CountDownLatch(1);
+        CountDownLatch go = new CountDownLatch(1);
+        AtomicReference<Runnable> seen = new AtomicReference<>();
+        WorkerPool p = fx.pool(b -> b.capacity(1).taskDecorator(r -> {
+          if (r instanceof Disposable && seen.compareAndSet(null, r)) {
+            inHandOff.countDown();
+            RxFixture.awaitQuietly(go);
+          }
+          return r;
+        }));
+        PoolScheduler s = (PoolScheduler) PoolSchedulers.from(p);
+        Scheduler.Worker w = s.createWorker();
+        AtomicInteger ran = new AtomicInteger();
+        AtomicReference<Disposable> outcome = new AtomicReference<>();
+        int k = kind;
+        Thread t = new Thread(() -> outcome.set(switch (k) {
+          case 0 -> s.scheduleDirect(ran::incrementAndGet);
+          case 1 -> w.schedule(ran::incrementAndGet);
+          case 2 -> s.scheduleDirect(ran::incrementAndGet, 1, TimeUnit.MILLISECONDS);
+          default -> w.schedule(ran::incrementAndGet, 1, TimeUnit.MILLISECONDS);
+        }));
+        t.start();
+        assertThat(inHandOff.await(10, TimeUnit.SECONDS)).isTrue();
+        java.util.List<Runnable> back = java.util.List.of();
+        switch (closer) {
+          case 0 -> w.dispose();
+          case 1 -> s.shutdown();
+          case 2 -> p.shutdown();
+          default -> back = p.shutdownNow();
+        }
+        go.countDown();
+        t.join(10_000);
+        String where = "closer " + closer + " kind " + kind + " outcome " + outcome.get();
+        assertThat(outcome.get()).as(where).isNotNull();
+        if (closer >= 2) {
+          assertThat(p.awaitTermination(10, TimeUnit.SECONDS)).as(where).isTrue();
+        } else {
+          quiet(p);
+        }
+        assertThat(ran.get()).as(where).isLessThanOrEqualTo(1);
+        if (closer == 0 && (kind & 1) == 1) {
+          assertThat(ran.get()).as(where).isZero();
+        }
+        if (back.isEmpty()) {
+          waiting().alias(where).until(() -> outcome.get().isDisposed());
+        }
+        assertExact(p.stats(), back.size());
+        assertThat(p.stats().waiting()).as(where).isZero();
+        w.dispose();
+        waiting().alias(where).until(() -> s.liveCount() == 0);
+      }
+    }
+    assertThat(fx.errors).allMatch(e -> e.getCause() instanceof
+        java.util.concurrent.RejectedExecutionException);
+  }
+
   @Test
   @Tag("stress")
   void hundredThousandTasksThroughOneWorkerLeaveNothingBehind() throws Exception {
