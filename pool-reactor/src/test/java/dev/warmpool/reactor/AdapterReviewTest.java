@@ -645,6 +645,66 @@ class AdapterReviewTest {
     }
   }
 
+  /** A failing periodic task when the pool shuts down: counted once per run, ends, not held. */
+  @Test
+  void failingPeriodicUnderShutdownEnds() throws Exception {
+    for (boolean ofWorker : new boolean[] {false, true}) {
+      AtomicInteger hook = new AtomicInteger();
+      Schedulers.onHandleError((t, e) -> hook.incrementAndGet());
+      WorkerPool p = pool(WorkerPool.builder().name("r2fps").capacity(1));
+      Scheduler s = PoolSchedulers.from(p);
+      Scheduler.Worker w = s.createWorker();
+      CountDownLatch inRun = new CountDownLatch(1);
+      CountDownLatch release = new CountDownLatch(1);
+      AtomicInteger runs = new AtomicInteger();
+      Runnable body = () -> {
+        if (runs.incrementAndGet() == 2) {
+          inRun.countDown();
+          Occupied.awaitQuietly(release);
+        }
+        throw new IllegalStateException("periodic boom");
+      };
+      Disposable d = ofWorker
+          ? w.schedulePeriodically(body, 0, 1, TimeUnit.MILLISECONDS)
+          : s.schedulePeriodically(body, 0, 1, TimeUnit.MILLISECONDS);
+      assertThat(inRun.await(10, TimeUnit.SECONDS)).isTrue();
+      p.shutdown(); // during the second (failing) run: its re-arm meets a closed pool
+      release.countDown();
+      assertThat(p.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
+      assertThat(d.isDisposed()).isTrue();
+      assertThat(runs.get()).isEqualTo(2);
+      assertThat(p.stats().failed()).isEqualTo(2);
+      assertThat(hook.get()).isEqualTo(2);
+      assertThat(buffered(w)).isZero();
+      assertExact(p.stats(), 0);
+      s.disposeGracefully().block(SAFETY);
+    }
+  }
+
+  /** An uncaught-exception handler that throws must not cost the pool a worker or a count. */
+  @Test
+  void throwingUncaughtHandlerDoesNotBreakTheFailureRule() throws Exception {
+    WorkerPool p = pool(WorkerPool.builder().name("r2ueh").capacity(1).threadFactory(r -> {
+      Thread t = new Thread(r);
+      t.setUncaughtExceptionHandler((th, e) -> {
+        throw new IllegalStateException("handler broke");
+      });
+      return t;
+    }));
+    Scheduler s = PoolSchedulers.from(p);
+    for (int i = 0; i < 3; i++) {
+      s.schedule(() -> {
+        throw new IllegalArgumentException("boom");
+      });
+    }
+    CountDownLatch after = new CountDownLatch(1);
+    s.schedule(after::countDown);
+    assertThat(after.await(10, TimeUnit.SECONDS)).isTrue();
+    awaitQuiet(p);
+    assertThat(p.stats().failed()).isEqualTo(3);
+    assertExact(p.stats(), 0);
+  }
+
   /** An interrupt from disposing a running task must never reach the thread's next task. */
   @Test
   @Tag("stress")
