@@ -718,9 +718,12 @@ class AdapterReviewTest {
       rounds++;
       CountDownLatch started = new CountDownLatch(1);
       Scheduler.Worker w = s.createWorker();
-      Disposable d = (rounds & 1) == 0
-          ? w.schedule(started::countDown)
-          : s.schedule(started::countDown);
+      Disposable d = switch (rounds % 4) {
+        case 0 -> w.schedule(started::countDown);
+        case 1 -> s.schedule(started::countDown);
+        case 2 -> w.schedulePeriodically(started::countDown, 0, 1, TimeUnit.MICROSECONDS);
+        default -> s.schedulePeriodically(started::countDown, 0, 0, TimeUnit.MICROSECONDS);
+      };
       CountDownLatch checked = new CountDownLatch(1);
       started.await();
       d.dispose(); // races the end of the run
