@@ -705,6 +705,31 @@ class AdapterReviewTest {
     assertExact(p.stats(), 0);
   }
 
+  /**
+   * disposeGracefully() followed by dispose() on a shared pool, with a direct task waiting in line:
+   * the waiting task will never start, so the disposal should complete without waiting for a seat
+   * (as Reactor's own schedulers complete a graceful disposal once dispose() forced it).
+   */
+  @Test
+  @Disabled("FAULT: after dispose() the graceful disposal still waits until the pool gives a seat to "
+      + "each queued task of the scheduler, which then does nothing (same root as the line faults)")
+  void disposeAfterDisposeGracefullyCompletesWithoutASeat() throws Exception {
+    WorkerPool p = pool(WorkerPool.builder().name("r2dd").capacity(1));
+    Scheduler s = PoolSchedulers.from(p);
+    AtomicInteger ran = new AtomicInteger();
+    try (Occupied full = Occupied.all(p)) {
+      s.schedule(ran::incrementAndGet);
+      s.createWorker().schedule(ran::incrementAndGet);
+      CountDownLatch done = new CountDownLatch(1);
+      s.disposeGracefully().subscribe(null, e -> done.countDown(), done::countDown);
+      s.dispose();
+      assertThat(done.await(5, TimeUnit.SECONDS)).as("graceful disposal done after dispose()")
+          .isTrue();
+    }
+    awaitQuiet(p);
+    assertThat(ran.get()).isZero();
+  }
+
   /** An interrupt from disposing a running task must never reach the thread's next task. */
   @Test
   @Tag("stress")
