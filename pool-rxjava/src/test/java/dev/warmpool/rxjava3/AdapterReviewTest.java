@@ -507,6 +507,36 @@ class AdapterReviewTest {
         java.util.concurrent.RejectedExecutionException);
   }
 
+  /** An owning scheduler: shutdown lets accepted work run, start() reopens it once terminated. */
+  @Test
+  void owningSchedulerShutdownAndRestart() throws Exception {
+    WorkerPool p = fx.pool(b -> b.capacity(1));
+    Scheduler s = PoolSchedulers.fromOwned(p);
+    Scheduler.Worker w = s.createWorker();
+    CountDownLatch release = new CountDownLatch(1);
+    CountDownLatch started = new CountDownLatch(1);
+    AtomicInteger ran = new AtomicInteger();
+    s.scheduleDirect(() -> {
+      started.countDown();
+      RxFixture.awaitQuietly(release);
+    });
+    assertThat(started.await(10, TimeUnit.SECONDS)).isTrue();
+    w.schedule(ran::incrementAndGet); // accepted: waits in line
+    s.scheduleDirect(ran::incrementAndGet, 1, TimeUnit.MILLISECONDS);
+    waiting().until(() -> p.stats().waiting() == 2); // the timer came due
+    s.shutdown();
+    s.start(); // not terminated yet: stays shut down
+    assertThat(s.scheduleDirect(ran::incrementAndGet).isDisposed()).isTrue();
+    release.countDown();
+    assertThat(p.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
+    assertThat(ran.get()).as("accepted work and the due timer ran").isEqualTo(2);
+    s.start();
+    CountDownLatch again = new CountDownLatch(1);
+    s.createWorker().schedule(again::countDown);
+    assertThat(again.await(10, TimeUnit.SECONDS)).isTrue();
+    assertThat(fx.errors).isEmpty();
+  }
+
   @Test
   @Tag("stress")
   void hundredThousandTasksThroughOneWorkerLeaveNothingBehind() throws Exception {
