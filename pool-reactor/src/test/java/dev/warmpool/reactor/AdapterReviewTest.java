@@ -730,6 +730,33 @@ class AdapterReviewTest {
     assertThat(ran.get()).isZero();
   }
 
+  /**
+   * "Worker tasks and timers never expire": under maxWaitInLine, a worker's task and a due timer
+   * that waited longer than the deadline still run. The clock is a direct task queued after them,
+   * which does expire: once it did, their deadlines have passed too.
+   */
+  @Test
+  void workerTasksAndDueTimersNeverExpireInLine() throws Exception {
+    WorkerPool p = pool(WorkerPool.builder().name("r2exp").capacity(1)
+        .maxWaitInLine(Duration.ofMillis(20)));
+    Scheduler s = PoolSchedulers.from(p);
+    Scheduler.Worker w = s.createWorker();
+    AtomicInteger ran = new AtomicInteger();
+    try (Occupied full = Occupied.all(p)) {
+      w.schedule(() -> ran.addAndGet(1));
+      s.schedule(() -> ran.addAndGet(10), 1, TimeUnit.MILLISECONDS);
+      Mono.delay(Duration.ZERO, s).subscribe(x -> ran.addAndGet(100));
+      await().dontCatchUncaughtExceptions().atMost(SAFETY).until(() -> p.stats().waiting() == 3);
+      Disposable clock = s.schedule(() -> ran.addAndGet(1000));
+      await().dontCatchUncaughtExceptions().atMost(SAFETY).until(() -> p.stats().expired() == 1);
+      assertThat(clock.isDisposed()).isTrue();
+    }
+    await().dontCatchUncaughtExceptions().atMost(SAFETY).until(() -> ran.get() == 111);
+    awaitQuiet(p);
+    assertThat(p.stats().expired()).isEqualTo(1);
+    assertExact(p.stats(), 0);
+  }
+
   /** An interrupt from disposing a running task must never reach the thread's next task. */
   @Test
   @Tag("stress")

@@ -537,6 +537,33 @@ class AdapterReviewTest {
     assertThat(fx.errors).isEmpty();
   }
 
+  /**
+   * Worker tasks and due timers never expire in line (PoolTransformers' doc: a worker does not
+   * expire; guarantee 7: a due timer is admitted work). The clock is a direct task queued after
+   * them, which does expire.
+   */
+  @Test
+  void workerTasksAndDueTimersNeverExpireInLine() throws Exception {
+    WorkerPool p = fx.pool(b -> b.capacity(1).maxWaitInLine(Duration.ofMillis(20)));
+    Scheduler s = PoolSchedulers.from(p);
+    Scheduler.Worker w = s.createWorker();
+    AtomicInteger ran = new AtomicInteger();
+    CountDownLatch hold = fx.saturate(p);
+    w.schedule(() -> ran.addAndGet(1));
+    s.scheduleDirect(() -> ran.addAndGet(10), 1, TimeUnit.MILLISECONDS);
+    w.schedule(() -> ran.addAndGet(100), 1, TimeUnit.MILLISECONDS);
+    waiting().until(() -> p.stats().waiting() == 2); // the lane holds one place
+    Disposable clock = s.scheduleDirect(() -> ran.addAndGet(1000));
+    waiting().until(() -> p.stats().expired() >= 1);
+    hold.countDown();
+    quiet(p);
+    assertThat(ran.get()).as("expired " + p.stats().expired() + " clock " + clock.isDisposed())
+        .isEqualTo(111);
+    assertThat(clock.isDisposed()).isTrue();
+    quiet(p);
+    assertExact(p.stats(), 0);
+  }
+
   @Test
   @Tag("stress")
   void hundredThousandTasksThroughOneWorkerLeaveNothingBehind() throws Exception {
