@@ -564,6 +564,58 @@ class AdapterReviewTest {
     assertExact(p.stats(), 0);
   }
 
+  /** Two threads rejected on one never-admitted worker: the unit is reported once. */
+  @Test
+  @Tag("stress")
+  void concurrentRejectionsOfOneWorkerAreReportedOnce() throws Exception {
+    WorkerPool p = fx.nonblocking(1);
+    Scheduler s = PoolSchedulers.from(p);
+    CountDownLatch hold = fx.saturate(p);
+    for (int round = 0; round < 300; round++) {
+      fx.errors.clear();
+      Scheduler.Worker w = s.createWorker();
+      CountDownLatch start = new CountDownLatch(1);
+      Thread other = new Thread(() -> {
+        RxFixture.awaitQuietly(start);
+        w.schedule(() -> { });
+      });
+      other.start();
+      start.countDown();
+      w.schedule(() -> { });
+      other.join();
+      assertThat(fx.errors).as("round " + round).hasSize(1);
+      assertThat(w.isDisposed()).isTrue();
+    }
+    hold.countDown();
+  }
+
+  /** A timer scheduled while its worker is being disposed is refused or disposed, never armed. */
+  @Test
+  @Tag("stress")
+  void timerScheduledRacingWorkerDisposeIsNeverLeftArmed() throws Exception {
+    WorkerPool p = fx.pool(b -> b.capacity(2));
+    PoolScheduler s = (PoolScheduler) PoolSchedulers.from(p);
+    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(3);
+    int rounds = 0;
+    while (System.nanoTime() < end) {
+      rounds++;
+      Scheduler.Worker w = s.createWorker();
+      CountDownLatch start = new CountDownLatch(1);
+      Thread disposer = new Thread(() -> {
+        RxFixture.awaitQuietly(start);
+        w.dispose();
+      });
+      disposer.start();
+      start.countDown();
+      Disposable d = (rounds & 1) == 0 ? w.schedule(() -> { }, 1, TimeUnit.HOURS)
+          : w.schedulePeriodically(() -> { }, 1, 1, TimeUnit.HOURS);
+      disposer.join();
+      assertThat(d.isDisposed()).as("round " + rounds).isTrue();
+    }
+    assertThat(s.liveCount()).as(rounds + " rounds").isZero();
+    assertThat(fx.errors).isEmpty();
+  }
+
   @Test
   @Tag("stress")
   void hundredThousandTasksThroughOneWorkerLeaveNothingBehind() throws Exception {
