@@ -299,11 +299,15 @@ final class Subpool extends AbstractWorkerPool {
 
   /**
    * What is left of the task's line deadline as it joins the parent's line (at least 1 ns, so a
-   * deadline already past expires there at once); 0 for none.
+   * deadline already past expires there at once); 0 for none, and for a lane (admitted once it got a
+   * seat here).
    */
   private static long leftToWait(Seat s) {
     long at = s.deadline;
-    return at == 0L ? 0L : Math.max(1L, at - System.nanoTime());
+    if (at == 0L || !s.kind.countsAsTask()) {
+      return 0L;
+    }
+    return Math.max(1L, at - System.nanoTime());
   }
 
   /**
