@@ -265,7 +265,14 @@ final class Engine {
         // Publish (the slot), then check: the tasks went meanwhile (a worker took them, or
         // shutdownNow handed them back and the pool may have terminated), so no thread may start.
         abortStart();
-        return;
+        // Publish (`starting` dropped), then check: our look came before the drop, so a producer
+        // that queued after the look saw this start in flight and relied on it. So did a grow
+        // (`grown`) whose moved tasks our look missed: it read the old ring (its tasks moved out)
+        // or the new one (not yet moved in).
+        if (runQueue.isEmpty()) {
+          return;
+        }
+        continue;
       }
       Worker w = new Worker(this, null, null);
       w.opensStarting = true; // before the factory sees it: a factory may start it at once
