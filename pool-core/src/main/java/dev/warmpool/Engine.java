@@ -28,14 +28,16 @@ import java.util.concurrent.atomic.LongAdder;
  * spins, nobody is woken; else the count is taken (0 to 1) and handed to the most recently parked
  * worker, which is unparked; else, with nobody idle, a new worker is started. A woken spinner that
  * finds work wakes the next one if it was the last spinner and tasks remain ({@link #foundWork}). So
- * about one wake-up is in flight per burst. Three publish-then-check pairs, each a volatile write
+ * about one wake-up is in flight per burst. Four publish-then-check pairs, each a volatile write
  * followed by a volatile read on both sides, make sure no wake-up is lost:
  * <ul>
  *   <li>producer: publish in the queue, read the spinner count / spinner: drop the count, read the
  *       queue;</li>
  *   <li>waker: give the count back, read the idle stack / parking worker: push itself, read the
  *       queue;</li>
- *   <li>producer: publish, reserve a slot / exiting worker: release its slot, read the queue.</li>
+ *   <li>producer: publish, reserve a slot / exiting worker: release its slot, read the queue;</li>
+ *   <li>producer (or a grow, after moving the queue): publish, read {@link #starting} / a start
+ *       that found the queue empty: give back its slot and {@code starting}, read the queue.</li>
  * </ul>
  *
  * <h2>Thread starts hold no token</h2>
@@ -265,7 +267,14 @@ final class Engine {
         // Publish (the slot), then check: the tasks went meanwhile (a worker took them, or
         // shutdownNow handed them back and the pool may have terminated), so no thread may start.
         abortStart();
-        return;
+        // Publish (`starting` dropped), then check: our look came before the drop, so a producer
+        // that queued after the look saw this start in flight and relied on it. So did a grow
+        // (`grown`) whose moved tasks our look missed: it read the old ring (its tasks moved out)
+        // or the new one (not yet moved in).
+        if (runQueue.isEmpty()) {
+          return;
+        }
+        continue;
       }
       Worker w = new Worker(this, null, null);
       w.opensStarting = true; // before the factory sees it: a factory may start it at once
