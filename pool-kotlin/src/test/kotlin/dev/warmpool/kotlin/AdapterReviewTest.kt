@@ -147,6 +147,7 @@ class AdapterReviewTest {
      * unit when the delay's timer resumes it; the body then throws on the pool's worker and the caller
      * rethrows it in place. Neither unit is "running" on that thread, so nobody counts it.
      */
+    @Disabled("FAULT: a failure thrown by a scope (coroutineScope, withTimeout) resumed by its first delay on the pool is counted 0 times in stats().failed and the explicit failure handler never sees it")
     @ParameterizedTest(name = "withTimeout={0}")
     @ValueSource(booleans = [false, true])
     fun failureInScopeAfterDelayCountedOnce(timeout: Boolean) {
@@ -170,6 +171,7 @@ class AdapterReviewTest {
      * one failing user block; the view's unit counts it, and then the caller, resumed by a dispatch,
      * rethrows it and its unit counts it again.
      */
+    @Disabled("FAULT: one exception thrown in withContext(view) from a coroutine on the pool is counted twice in stats().failed and the explicit failure handler sees it twice")
     @Test
     fun failureThroughWithContextOnViewCountedOnce() {
         val seen = ConcurrentLinkedQueue<Throwable>()
@@ -374,6 +376,7 @@ class AdapterReviewTest {
      * `limitedParallelism` asked of a shut-down pool returns the pool's plain dispatcher; after
      * `reboot()` that "view" has no bound at all.
      */
+    @Disabled("FAULT: limitedParallelism(n) asked of a shut-down pool returns the unbounded pool dispatcher, which stays unbounded after reboot()")
     @Test
     fun viewMadeWhileShutDownKeepsItsBoundAfterReboot() {
         val pool = pools.pool(4)
@@ -415,30 +418,34 @@ class AdapterReviewTest {
 
     // ---------------------------------------------------------------- shutdown with suspended coroutines
 
-    /** A due delay in line when shutdownNow runs: the coroutine completes (cancelled, cause closed). */
+    /**
+     * A due delay waiting in line when shutdownNow runs: the coroutine completes (cancelled, cause
+     * closed). Pool of 1: the parent holds the seat (blocked on a latch) while its child, started
+     * undispatched, suspends in `delay(1)`; the due resume then waits in line.
+     */
     @Test
     fun dueDelayHandedBackByShutdownNowCancelsCoroutine() {
         val pool = pools.pool(1)
         val cause = AtomicReference<Throwable>()
-        pools.runBlocking {
-            val suspended = CompletableDeferred<Unit>()
-            val job = launch(pool.asCoroutineDispatcher()) {
+        val hold = CountDownLatch(1)
+        val scope = kotlinx.coroutines.CoroutineScope(SupervisorJob())
+        val child = AtomicReference<Job>()
+        scope.launch(pool.asCoroutineDispatcher()) {
+            child.set(launch(start = CoroutineStart.UNDISPATCHED) {
                 try {
-                    suspended.complete(Unit)
                     delay(1)
                 } catch (e: CancellationException) {
                     cause.set(e)
                     throw e
                 }
-            }
-            suspended.await()
-            awaitStats(pool, "suspended in delay") { it.busy() == 0 }
-            pools.occupy(pool, 1)
-            awaitStats(pool, "due delay in line") { it.waiting() == 1 }
-            val handedBack = pool.shutdownNow()
-            assertThat(handedBack).hasSize(1)
-            withTimeout(5_000) { job.join() }
+            })
+            try { hold.await() } catch (stopped: InterruptedException) { /* shutdownNow */ }
         }
+        awaitStats(pool, "due delay in line behind the parent") { it.waiting() == 1 && it.busy() == 1 }
+        val handedBack = pool.shutdownNow()
+        assertThat(handedBack).hasSize(1)
+        val completed = kotlinx.coroutines.runBlocking { withTimeoutOrNull(5_000) { child.get().join() } != null }
+        assertThat(completed).isTrue()
         assertThat(cause.get()).isNotNull()
         assertThat(cause.get().causes().any { it is PoolClosedException }).isTrue()
     }
@@ -476,21 +483,21 @@ class AdapterReviewTest {
     fun dueDelayRunsUnderGracefulShutdown() {
         val pool = pools.pool(1)
         val finished = AtomicBoolean()
+        val hold = CountDownLatch(1)
+        val child = AtomicReference<Job>()
         pools.runBlocking {
-            val suspended = CompletableDeferred<Unit>()
-            val job = launch(pool.asCoroutineDispatcher()) {
-                suspended.complete(Unit)
-                delay(1)
-                finished.set(pool.isOwnThread())
+            val parent = launch(pool.asCoroutineDispatcher()) {
+                child.set(launch(start = CoroutineStart.UNDISPATCHED) {
+                    delay(1)
+                    finished.set(pool.isOwnThread())
+                })
+                hold.await()
             }
-            suspended.await()
-            awaitStats(pool, "suspended in delay") { it.busy() == 0 }
-            val gate = pools.occupy(pool, 1)
-            awaitStats(pool, "due delay in line") { it.waiting() == 1 }
+            awaitStats(pool, "due delay in line behind the parent") { it.waiting() == 1 && it.busy() == 1 }
             pool.shutdown()
-            gate.open()
-            withTimeout(5_000) { job.join() }
-            assertThat(job.isCancelled).isFalse()
+            hold.countDown()
+            withTimeout(5_000) { parent.join() }
+            assertThat(child.get().isCancelled).isFalse()
         }
         assertThat(finished.get()).isTrue()
     }
