@@ -37,6 +37,7 @@ import kotlinx.coroutines.yield
 import org.assertj.core.api.Assertions.assertThat
 import org.junit.jupiter.api.AfterEach
 import org.junit.jupiter.api.Disabled
+import org.junit.jupiter.api.Tag
 import org.junit.jupiter.api.Test
 import org.junit.jupiter.api.Timeout
 import org.junit.jupiter.params.ParameterizedTest
@@ -157,9 +158,10 @@ class AdapterReviewTest {
         pools.runBlocking {
             launch(pool.asCoroutineDispatcher() + SupervisorJob() + quiet()) {
                 if (timeout) {
-                    withTimeout(10_000) { delay(1); throw boom }
+                    withTimeout(10_000) { delay(20); throw boom }
                 } else {
-                    coroutineScope { delay(1); throw boom }
+                    // 20 ms: the timer fires after the coroutine suspended (with 1 ms it may beat it and run in place)
+                    coroutineScope { delay(20); throw boom }
                 }
             }.join()
         }
@@ -503,11 +505,11 @@ class AdapterReviewTest {
     }
 
     /**
-     * A coroutine whose resume (a channel receive) waits in line when shutdownNow runs: the unit's task
-     * is handed back and nothing tells the coroutine, so it never completes (a due delay in the same
-     * place is cancelled instead).
+     * A coroutine whose resume (a channel receive) waits in line when shutdownNow runs: shutdownNow
+     * returns an empty list, nothing tells the coroutine, and it never completes, not even after
+     * cancel() (a due delay in the same place is cancelled instead).
      */
-    @Disabled("FAULT: a coroutine's resume waiting in line is handed back by shutdownNow() and the coroutine never completes, not even when cancelled")
+    @Disabled("FAULT: a coroutine's resume waiting in line at shutdownNow() is neither run nor handed back (list empty); the coroutine never completes, not even when cancelled")
     @Test
     fun resumeInLineHandedBackByShutdownNowStillCompletes() {
         val pool = pools.pool(1)
@@ -526,10 +528,9 @@ class AdapterReviewTest {
             awaitStats(pool, "resume in line") { it.waiting() == 1 }
         }
         val handedBack = pool.shutdownNow()
-        assertThat(handedBack).hasSize(1)
         job.cancel()
         val completed = kotlinx.coroutines.runBlocking { withTimeoutOrNull(3_000) { job.join() } != null }
-        assertThat(completed).describedAs("coroutine completed after shutdownNow handed back its resume").isTrue()
+        assertThat(completed).describedAs("coroutine completed after shutdownNow (%d tasks handed back)", handedBack.size).isTrue()
     }
 
     /** Dispatch while shutting down: never throws, never drops. */
@@ -544,5 +545,185 @@ class AdapterReviewTest {
             withTimeout(10_000) { jobs.forEach { it.join() } }
         }
         assertThat(pool.awaitTermination(5, TimeUnit.SECONDS)).isTrue()
+    }
+
+    // ---------------------------------------------------------------- guarantee 8 by default; decorators; thread factories
+
+    /**
+     * By default a coroutine failure is reported once, by kotlinx (here its CoroutineExceptionHandler):
+     * the worker thread's uncaught-exception handler must not see it too, with or without a task
+     * decorator wrapping the pool's tasks (a wrapper hides the task's own interfaces).
+     */
+    @ParameterizedTest(name = "decorated={0}")
+    @ValueSource(booleans = [false, true])
+    fun failureReportedOnceByDefault(decorated: Boolean) {
+        val uncaught = ConcurrentLinkedQueue<Throwable>()
+        val handled = ConcurrentLinkedQueue<Throwable>()
+        val pool = pools.pool(2) {
+            threadFactory { r -> Thread(r).apply { isDaemon = true; setUncaughtExceptionHandler { _, t -> uncaught.add(t) } } }
+            if (decorated) taskDecorator { task -> Runnable { task.run() } }
+        }
+        val boom = Boom("default report")
+        pools.runBlocking {
+            launch(pool.asCoroutineDispatcher() + SupervisorJob() + CoroutineExceptionHandler { _, t -> handled.add(t) }) {
+                delay(1)
+                throw boom
+            }.join()
+        }
+        awaitStats(pool, "quiescent") { it.busy() == 0 && it.waiting() == 0 }
+        assertThat(handled).containsExactly(boom)
+        assertThat(uncaught).describedAs("second report on the worker thread").isEmpty()
+        assertThat(pool.stats().failed()).isEqualTo(1)
+    }
+
+    /**
+     * An admitted coroutine resumes while its old worker is busy and the pool must start a thread for
+     * it, but the ThreadFactory throws: guarantee 11 lets that cost only a task that is not yet
+     * admitted; an admitted coroutine's resume must not be rejected (guarantee 6).
+     */
+    @Test
+    fun admittedResumeSurvivesThrowingThreadFactory() {
+        val failNext = AtomicBoolean()
+        val made = java.util.concurrent.ConcurrentHashMap.newKeySet<Thread>()
+        val pool = pools.pool(2, nonblocking = true) {
+            threadFactory { r ->
+                if (failNext.getAndSet(false)) throw IllegalStateException("hostile factory")
+                Thread(r).apply { isDaemon = true; made.add(this) }
+            }
+        }
+        val cancelled = AtomicReference<Throwable>()
+        val ranOnPool = AtomicBoolean()
+        val proceed = CompletableDeferred<Unit>()
+        pools.runBlocking {
+            val suspended = CompletableDeferred<Unit>()
+            val job = launch(pool.asCoroutineDispatcher()) {
+                try {
+                    suspended.complete(Unit)
+                    proceed.await()
+                    ranOnPool.set(Thread.currentThread() in made)
+                } catch (e: CancellationException) {
+                    cancelled.set(e)
+                    throw e
+                }
+            }
+            suspended.await()
+            awaitStats(pool, "suspended, one idle worker") { it.busy() == 0 && it.workers() == 1 }
+            val gate = pools.occupy(pool, 1)
+            failNext.set(true)
+            proceed.complete(Unit) // the resume needs a second thread: the factory throws
+            awaitStats(pool, "resume placed") { it.waiting() == 1 || job.isCompleted || !failNext.get() }
+            gate.open()
+            job.join()
+        }
+        assertThat(cancelled.get()).describedAs("admitted coroutine rejected by a thread factory failure").isNull()
+        assertThat(ranOnPool.get()).isTrue()
+    }
+
+    // ---------------------------------------------------------------- storms
+
+    /**
+     * 1000 coroutines call withWorker under random timeouts on a small blocking pool: every one is
+     * accounted for, no block starts after its caller gave up, and at quiescence the pool is idle with
+     * exact counters.
+     */
+    @Tag("stress")
+    @ParameterizedTest(name = "nonblocking={0}")
+    @ValueSource(booleans = [false, true])
+    fun withWorkerTimeoutStormAccountsEveryCoroutine(nonblocking: Boolean) {
+        val pool = pools.pool(3, nonblocking = nonblocking, maxWaiting = 10_000)
+        val returned = AtomicInteger()
+        val timedOut = AtomicInteger()
+        val overloaded = AtomicInteger()
+        val lateStarts = AtomicInteger()
+        pools.runBlocking(Dispatchers.Default) {
+            List(1_000) { i ->
+                launch {
+                    val gaveUp = AtomicBoolean()
+                    try {
+                        withTimeout(kotlin.random.Random.nextLong(1, 5)) {
+                            pool.withWorker {
+                                if (gaveUp.get()) lateStarts.incrementAndGet()
+                                if (i % 3 == 0) delay(1) else if (i % 3 == 1) yield() else Thread.sleep(0, 100_000)
+                            }
+                        }
+                        returned.incrementAndGet()
+                    } catch (e: kotlinx.coroutines.TimeoutCancellationException) {
+                        gaveUp.set(true)
+                        timedOut.incrementAndGet()
+                    } catch (e: PoolOverloadedException) {
+                        gaveUp.set(true)
+                        overloaded.incrementAndGet()
+                    }
+                }
+            }.forEach { it.join() }
+        }
+        assertThat(returned.get() + timedOut.get() + overloaded.get()).isEqualTo(1_000)
+        assertThat(lateStarts.get()).isZero()
+        awaitStats(pool, "quiescent") { it.busy() == 0 && it.waiting() == 0 }
+        val s = pool.stats()
+        assertThat(s.submitted()).describedAs("exact: %s", s).isEqualTo(s.completed() + s.failed())
+        assertThat(s.workersStarted() - s.workersExpired() - s.workersStopped()).isEqualTo(s.workers().toLong())
+    }
+
+    /** A view's bound holds while the pool is resized up and down under it, many times. */
+    @Tag("stress")
+    @Test
+    fun viewBoundHoldsUnderResizeStorm() {
+        val pool = pools.pool(4)
+        val view = pool.asCoroutineDispatcher().limitedParallelism(3)
+        val running = AtomicInteger()
+        val max = AtomicInteger()
+        val stop = AtomicBoolean()
+        val resizer = Thread {
+            var i = 0
+            while (!stop.get()) pool.resize(if (i++ % 2 == 0) 16 else 2)
+        }.apply { start() }
+        try {
+            pools.runBlocking {
+                List(2_000) { i ->
+                    launch(view) {
+                        max.accumulateAndGet(running.incrementAndGet()) { a, b -> maxOf(a, b) }
+                        if (i % 2 == 0) Thread.sleep(0, 50_000) else yield()
+                        running.decrementAndGet()
+                    }
+                }.forEach { it.join() }
+            }
+        } finally {
+            stop.set(true)
+            resizer.join()
+        }
+        assertThat(max.get()).isLessThanOrEqualTo(3)
+        pool.resize(4)
+        awaitStats(pool, "quiescent") { it.busy() == 0 && it.waiting() == 0 }
+        val s = pool.stats()
+        assertThat(s.submitted()).describedAs("exact: %s", s).isEqualTo(s.completed() + s.failed())
+    }
+
+    /** Nonblocking pool flooded by launches: each coroutine runs on the pool or is rejected, counters exact. */
+    @Tag("stress")
+    @Test
+    fun launchFloodOnNonblockingPoolAccountsEveryCoroutine() {
+        val pool = pools.pool(2, nonblocking = true)
+        val ran = AtomicInteger()
+        val rejected = AtomicInteger()
+        val wrong = AtomicInteger()
+        pools.runBlocking(Dispatchers.Default) {
+            List(5_000) { i ->
+                launch(pool.asCoroutineDispatcher()) {
+                    if (!pool.isOwnThread()) wrong.incrementAndGet()
+                    if (i % 2 == 0) yield() else delay(1)
+                    if (!pool.isOwnThread()) wrong.incrementAndGet()
+                    ran.incrementAndGet()
+                }.also { job ->
+                    job.invokeOnCompletion { c -> if (c?.causes()?.any { it is PoolOverloadedException } == true) rejected.incrementAndGet() }
+                }
+            }.forEach { it.join() }
+        }
+        assertThat(wrong.get()).describedAs("body ran off the pool").isZero()
+        assertThat(ran.get() + rejected.get()).isEqualTo(5_000)
+        awaitStats(pool, "quiescent") { it.busy() == 0 && it.waiting() == 0 }
+        val s = pool.stats()
+        assertThat(s.submitted()).describedAs("exact: %s", s).isEqualTo(s.completed() + s.failed())
+        assertThat(s.rejected()).isEqualTo(rejected.get().toLong())
     }
 }
