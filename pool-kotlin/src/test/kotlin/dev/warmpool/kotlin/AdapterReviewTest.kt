@@ -615,6 +615,7 @@ class AdapterReviewTest {
             gate.open()
             job.join()
         }
+        assertThat(failNext.get()).describedAs("the factory was asked for the resume's thread").isFalse()
         assertThat(cancelled.get()).describedAs("admitted coroutine rejected by a thread factory failure").isNull()
         assertThat(ranOnPool.get()).isTrue()
     }
@@ -725,5 +726,85 @@ class AdapterReviewTest {
         val s = pool.stats()
         assertThat(s.submitted()).describedAs("exact: %s", s).isEqualTo(s.completed() + s.failed())
         assertThat(s.rejected()).isEqualTo(rejected.get().toLong())
+    }
+
+    /**
+     * The dispatching thread is paused inside the task decorator while it submits a withWorker start;
+     * the caller is cancelled meanwhile. Once released, the start must be withdrawn at once: the caller
+     * completes while the pool is still full, the line empties, and the block never runs.
+     */
+    @Test
+    fun withWorkerCancelledWhileItsStartIsBeingSubmitted() {
+        val pauseNext = AtomicBoolean()
+        val inDecorator = CountDownLatch(1)
+        val release = CountDownLatch(1)
+        val pool = pools.pool(1) {
+            taskDecorator { task ->
+                if (pauseNext.getAndSet(false)) {
+                    inDecorator.countDown()
+                    release.await(5, TimeUnit.SECONDS)
+                }
+                task
+            }
+        }
+        val gate = pools.occupy(pool, 1)
+        val ran = AtomicBoolean()
+        val outcome = AtomicReference<Throwable>()
+        pools.runBlocking {
+            pauseNext.set(true)
+            val caller = launch(Dispatchers.IO) {
+                try {
+                    pool.withWorker { ran.set(true) }
+                } catch (e: Throwable) {
+                    outcome.set(e)
+                    throw e
+                }
+            }
+            withContext(Dispatchers.IO) { assertThat(inDecorator.await(5, TimeUnit.SECONDS)).isTrue() }
+            caller.cancel()
+            release.countDown()
+            withTimeout(5_000) { caller.join() } // while the gate still holds the only seat
+            awaitStats(pool, "withdrawn start left the line") { it.waiting() == 0 }
+            gate.open()
+            awaitStats(pool, "quiescent") { it.busy() == 0 && it.waiting() == 0 }
+        }
+        assertThat(ran.get()).isFalse()
+        assertThat(outcome.get()).isInstanceOf(CancellationException::class.java)
+        val s = pool.stats()
+        assertThat(s.submitted()).describedAs("exact: %s", s).isEqualTo(s.completed() + s.failed())
+    }
+
+    /**
+     * A coroutine admitted before shutdown() stays suspended (on a channel) while the pool terminates
+     * and is rebooted; its resume on the open pool must run there, not be refused as if closed.
+     */
+    @Test
+    fun suspendedCoroutineResumesOnRebootedPool() {
+        val pool = pools.pool(2)
+        val channel = Channel<Int>()
+        val cause = AtomicReference<Throwable>()
+        val after = AtomicBoolean()
+        pools.runBlocking {
+            val suspended = CompletableDeferred<Unit>()
+            val job = launch(pool.asCoroutineDispatcher()) {
+                try {
+                    suspended.complete(Unit)
+                    channel.receive()
+                    after.set(pool.isOwnThread())
+                } catch (e: CancellationException) {
+                    cause.set(e)
+                    throw e
+                }
+            }
+            suspended.await()
+            awaitStats(pool, "suspended") { it.busy() == 0 }
+            pool.shutdown()
+            assertThat(pool.awaitTermination(5, TimeUnit.SECONDS)).isTrue()
+            pool.reboot()
+            channel.send(1)
+            withTimeout(5_000) { job.join() }
+        }
+        assertThat(cause.get()).describedAs("admitted coroutine refused by a rebooted, open pool").isNull()
+        assertThat(after.get()).isTrue()
     }
 }
