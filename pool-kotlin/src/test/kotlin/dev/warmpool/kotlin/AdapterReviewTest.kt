@@ -506,10 +506,11 @@ class AdapterReviewTest {
 
     /**
      * A coroutine whose resume (a channel receive) waits in line when shutdownNow runs: shutdownNow
-     * returns an empty list, nothing tells the coroutine, and it never completes, not even after
-     * cancel() (a due delay in the same place is cancelled instead).
+     * hands back its unit (CoroutineUnit.onCancel is a no-op and nothing else tells the coroutine), so
+     * unless the caller runs the returned task it never completes, not even after cancel(); a due
+     * delay in the same place is cancelled instead (DelayedResume.onCancel).
      */
-    @Disabled("FAULT: a coroutine's resume waiting in line at shutdownNow() is neither run nor handed back (list empty); the coroutine never completes, not even when cancelled")
+    @Disabled("FAULT: a coroutine whose resume waits in line at shutdownNow() is handed back and never told: it never completes, not even after cancel() (a due delay there is cancelled)")
     @Test
     fun resumeInLineHandedBackByShutdownNowStillCompletes() {
         val pool = pools.pool(1)
@@ -520,14 +521,16 @@ class AdapterReviewTest {
             suspended.complete(Unit)
             channel.receive()
         }
-        pools.runBlocking {
+        val gate = TestPools.Gate() // not opened by pools.runBlocking: it must hold the seat through shutdownNow
+        kotlinx.coroutines.runBlocking {
             suspended.await()
             awaitStats(pool, "suspended") { it.busy() == 0 }
-            pools.occupy(pool, 1)
+            gate.occupy(pool, 1)
             launch(Dispatchers.IO) { channel.send(1) }
             awaitStats(pool, "resume in line") { it.waiting() == 1 }
         }
-        val handedBack = pool.shutdownNow()
+        val handedBack = pool.shutdownNow() // hands back the coroutine's unit (its resume)
+        gate.open()
         job.cancel()
         val completed = kotlinx.coroutines.runBlocking { withTimeoutOrNull(3_000) { job.join() } != null }
         assertThat(completed).describedAs("coroutine completed after shutdownNow (%d tasks handed back)", handedBack.size).isTrue()
@@ -806,5 +809,31 @@ class AdapterReviewTest {
         }
         assertThat(cause.get()).describedAs("admitted coroutine refused by a rebooted, open pool").isNull()
         assertThat(after.get()).isTrue()
+    }
+
+    /**
+     * Core check behind [resumeInLineHandedBackByShutdownNowStillCompletes]: a lane that was admitted
+     * once, gave its seat back, and has a task waiting in line when shutdownNow runs must have that
+     * task handed back (guarantee 9) or run; it must not vanish.
+     */
+    @ParameterizedTest(name = "admittedBefore={0}")
+    @ValueSource(booleans = [false, true])
+    fun laneTaskWaitingAtShutdownNowIsHandedBack(admittedBefore: Boolean) {
+        val pool = pools.pool(1)
+        val lane = pool.newSerialExecutor()
+        if (admittedBefore) {
+            val first = CountDownLatch(1)
+            lane.execute { first.countDown() }
+            assertThat(first.await(5, TimeUnit.SECONDS)).isTrue()
+            awaitStats(pool, "lane gave its seat back") { it.busy() == 0 }
+        }
+        pools.occupy(pool, 1)
+        val ran = AtomicBoolean()
+        val task = Runnable { ran.set(true) }
+        lane.execute(task)
+        awaitStats(pool, "lane in line") { it.waiting() == 1 }
+        val handedBack = pool.shutdownNow()
+        assertThat(pool.awaitTermination(5, TimeUnit.SECONDS)).isTrue()
+        assertThat(handedBack.contains(task) || ran.get()).describedAs("handed back %s, ran %s", handedBack, ran.get()).isTrue()
     }
 }
