@@ -204,8 +204,19 @@ class AdapterReviewTest {
     @ValueSource(strings = ["yield", "suspendCoroutine", "suspendCancellableCoroutine", "delay", "channel", "mutex",
         "select", "childLaunch", "childAsync", "nonCancellableYield", "nonCancellableChildLaunch",
         "nonCancellableSuspendCoroutine"])
-    fun resumeOfAdmittedCoroutineNeverRejected(path: String) {
-        val pool = pools.pool(2, nonblocking = true)
+    fun resumeOfAdmittedCoroutineNeverRejected(path: String) = resumeCase(pools.pool(2, nonblocking = true), path)
+
+    /** The same on a nonblocking subpool of 2 used as a dispatcher of its own (DESIGN section 5: adapters work on subpools). */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = ["yield", "suspendCoroutine", "delay", "channel", "mutex", "childLaunch",
+        "nonCancellableYield", "nonCancellableChildLaunch"])
+    fun resumeOnNonblockingSubpoolNeverRejected(path: String) {
+        val parent = pools.pool(8)
+        resumeCase(parent.newSubpool("sub", 2, true, 0), path, parent)
+    }
+
+    /** [threads]: the pool whose workers run [pool]'s tasks (the parent, for a subpool). */
+    private fun resumeCase(pool: WorkerPool, path: String, threads: WorkerPool = pool) {
         val onPool = AtomicInteger()
         val offPool = AtomicInteger()
         val cancelled = AtomicReference<Throwable>()
@@ -216,7 +227,7 @@ class AdapterReviewTest {
         val channel = Channel<Int>()
         val mutex = Mutex(locked = true)
         var gate: TestPools.Gate? = null
-        fun check() = if (pool.isOwnThread()) onPool.incrementAndGet() else offPool.incrementAndGet()
+        fun check() = if (threads.isOwnThread()) onPool.incrementAndGet() else offPool.incrementAndGet()
         pools.runBlocking {
             val job = launch(pool.asCoroutineDispatcher()) {
                 check()
@@ -687,7 +698,11 @@ class AdapterReviewTest {
                 List(2_000) { i ->
                     launch(view) {
                         max.accumulateAndGet(running.incrementAndGet()) { a, b -> maxOf(a, b) }
-                        if (i % 2 == 0) Thread.sleep(0, 50_000) else yield()
+                        if (i % 2 == 0) Thread.sleep(0, 50_000)
+                        running.decrementAndGet()
+                        if (i % 3 == 0) delay(1) else yield() // resumes: by the view's timer task, by its lane
+                        max.accumulateAndGet(running.incrementAndGet()) { a, b -> maxOf(a, b) }
+                        Thread.sleep(0, 20_000)
                         running.decrementAndGet()
                     }
                 }.forEach { it.join() }
