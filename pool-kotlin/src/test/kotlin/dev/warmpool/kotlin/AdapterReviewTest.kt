@@ -894,4 +894,35 @@ class AdapterReviewTest {
         assertThat(handled).containsExactly(boom)
         assertCountedOnce(pool, seen, boom)
     }
+
+    /**
+     * A withWorker caller suspended in line (blocking pool, every seat busy) when shutdownNow runs:
+     * a waiting caller wakes with PoolClosedException (guarantee 9; section 6: withWorker is the
+     * admission API). Its start is handed back and nothing tells the caller.
+     */
+    @Disabled("FAULT: a withWorker caller waiting in line at shutdownNow() never wakes (its start is handed back, onCancel is a no-op); only cancelling it ends the wait")
+    @Test
+    fun withWorkerWaitingAtShutdownNowWakesWithPoolClosed() {
+        val pool = pools.pool(1)
+        val gate = TestPools.Gate()
+        gate.occupy(pool, 1)
+        val ran = AtomicBoolean()
+        val outcome = AtomicReference<Throwable>()
+        val scope = kotlinx.coroutines.CoroutineScope(SupervisorJob() + Dispatchers.IO)
+        val caller = scope.launch {
+            try {
+                pool.withWorker { ran.set(true) }
+            } catch (e: Throwable) {
+                outcome.set(e)
+            }
+        }
+        awaitStats(pool, "withWorker in line") { it.waiting() == 1 }
+        val handedBack = pool.shutdownNow()
+        gate.open()
+        val woke = kotlinx.coroutines.runBlocking { withTimeoutOrNull(3_000) { caller.join() } != null }
+        caller.cancel()
+        assertThat(woke).describedAs("caller woke after shutdownNow (%d handed back)", handedBack.size).isTrue()
+        assertThat(outcome.get()).isInstanceOf(PoolClosedException::class.java)
+        assertThat(ran.get()).isFalse()
+    }
 }
