@@ -558,8 +558,6 @@ class AdapterReviewTest {
    * must not hang on a shut-down shared pool.
    */
   @Test
-  @Disabled("FAULT: Mono.delay on a shared pool that shuts down is never signalled: PoolTask.onCancel "
-      + "only cancels, so the subscriber hangs (DESIGN 6: a pending timer is signalled)")
   void pendingMonoDelayIsSignalledWhenThePoolShutsDown() throws Exception {
     WorkerPool p = pool(WorkerPool.builder().name("r2sig").capacity(1));
     Scheduler s = PoolSchedulers.from(p);
