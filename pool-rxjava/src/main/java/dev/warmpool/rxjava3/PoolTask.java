@@ -82,12 +82,14 @@ final class PoolTask extends AtomicInteger
 
   /**
    * The one path of every {@code schedule} method: checks the arguments, applies the schedule hook
-   * once and hands the task to {@code parent}. A one-shot task ({@code periodic} null) is due now
-   * if {@code delay <= 0}. A refusal is reported by the parent's rules, never thrown.
+   * once and hands the task to {@code parent}. {@code NOW} is an immediate task ({@code
+   * schedule(run)}); {@code DELAYED} a timer, also with a delay {@code <= 0}, which is then due at
+   * once and never refused for load (guarantee 7). A refusal is reported by the parent's rules,
+   * never thrown.
    *
    * @return the task, or {@link Disposable#disposed()} if {@code closed} or refused
    */
-  static Disposable schedule(TaskParent parent, boolean closed, Kind periodic, Runnable run,
+  static Disposable schedule(TaskParent parent, boolean closed, Kind kind, Runnable run,
       long delay, long period, TimeUnit unit) {
     Objects.requireNonNull(run, "run is null");
     Objects.requireNonNull(unit, "unit is null");
@@ -95,7 +97,6 @@ final class PoolTask extends AtomicInteger
       return Disposable.disposed();
     }
     long delayNanos = unit.toNanos(delay);
-    Kind kind = periodic != null ? periodic : delayNanos <= 0 ? Kind.NOW : Kind.DELAYED;
     Runnable decorated = Objects.requireNonNull(RxJavaPlugins.onSchedule(run),
         "run is null (returned by the RxJavaPlugins.onSchedule hook)");
     PoolTask task = new PoolTask(decorated, parent, kind, delayNanos, unit.toNanos(period));
