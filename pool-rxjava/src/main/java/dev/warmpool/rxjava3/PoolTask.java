@@ -24,7 +24,8 @@ import java.util.concurrent.atomic.AtomicReference;
  *   RUNNING -> FINISHED  a one-shot run returned or threw; a periodic run threw
  *   RUNNING -> READY     a periodic run returned; a worker's one arms its next run
  *   READY   -> FINISHED  dispose(), or the pool ended it unrun (onCancel: a timer cancelled by a
- *                        shutdown or a lane close; onExpired: past its line deadline); its handle
+ *                        shutdown or a lane close, or a worker's next run refused by one;
+ *                        onExpired: past its line deadline); its handle
  *                        is withdrawn, so the line or the timer lets go of it at once
  *   RUNNING -> FINISHED  dispose() during a run: not interrupted; a periodic one stops
  * </pre>
@@ -110,17 +111,34 @@ final class PoolTask extends AtomicInteger
   /** Hands this task on through its parent; a refusal ends it and is reported. */
   private boolean handOff(long delayNanos) {
     try {
-      // a period <= 0 (RxJava: again at once) is the core's shortest fixed rate, 1 ns
-      long rate = kind == Kind.FIXED_RATE ? Math.max(1, periodNanos) : 0;
-      Object h = parent.arm(this, delayNanos, rate);
-      if (h != null) {
-        bind(h);
-      }
+      arm(delayNanos);
       return true;
     } catch (RejectedExecutionException e) {
       dispose();
       parent.refused(e);
       return false;
+    }
+  }
+
+  /**
+   * Arms a re-arming task's next run. Its lane is admitted, so only a close refuses it (the pool
+   * shut down, or the worker or its lane closed) while the next run was not yet due: it ends as a
+   * timer that the pool cancelled (guarantee 7), as a direct periodic task does, not as a rejection.
+   */
+  private void rearm(long delayNanos) {
+    try {
+      arm(delayNanos);
+    } catch (RejectedExecutionException closed) {
+      onCancel();
+    }
+  }
+
+  private void arm(long delayNanos) {
+    // a period <= 0 (RxJava: again at once) is the core's shortest fixed rate, 1 ns
+    long rate = kind == Kind.FIXED_RATE ? Math.max(1, periodNanos) : 0;
+    Object h = parent.arm(this, delayNanos, rate);
+    if (h != null) {
+      bind(h);
     }
   }
 
@@ -161,7 +179,7 @@ final class PoolTask extends AtomicInteger
     } else if (kind == Kind.REARMING) {
       // Its lane is admitted (it runs this task), so a next run due now is never refused for load.
       long next = nextDelayNanos();
-      handOff(next <= 0 ? TaskParent.NOW : next);
+      rearm(next <= 0 ? TaskParent.NOW : next);
     }
   }
 

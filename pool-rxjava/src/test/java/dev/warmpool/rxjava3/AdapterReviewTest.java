@@ -189,8 +189,6 @@ class AdapterReviewTest {
   }
 
   @Test
-  @Disabled("FAULT: a Worker periodic task running at a graceful "
-      + "shutdown() reports PoolClosedException to RxJavaPlugins.onError; guarantee 7")
   void workerPeriodicRunningWhenThePoolShutsDownEndsQuietly() throws Exception {
     periodicAtShutdown(true);
   }
