@@ -18,6 +18,7 @@ import reactor.core.Disposable;
 import reactor.core.Exceptions;
 import reactor.core.Scannable;
 import reactor.core.publisher.Operators;
+import reactor.core.scheduler.Schedulers;
 import reactor.util.context.Context;
 
 /**
@@ -61,7 +62,10 @@ final class PoolTask extends FutureTask<Void>
   private static final AtomicIntegerFieldUpdater<PoolTask> ENDED =
       AtomicIntegerFieldUpdater.newUpdater(PoolTask.class, "ended");
 
-  /** The runnable as Reactor's operator gave it (before {@code onSchedule}): told of an expiry. */
+  /**
+   * The runnable as Reactor's operator gave it (before {@code onSchedule}): told of an expiry or of
+   * a timer the pool cancelled.
+   */
   private final Runnable source;
   private final Body body;
   private final Disposable.Composite parent;
@@ -104,11 +108,14 @@ final class PoolTask extends FutureTask<Void>
     this(source, new Body(decorated), parent, timed, null, 0);
   }
 
-  /** A periodic task; put it on its schedule with {@code submit(() -> t.arm(initialDelay))}. */
-  PoolTask(Runnable decorated, Disposable.Composite parent, long period, TimeUnit unit,
+  /**
+   * A periodic task of Reactor's {@code source} (passed through {@code onSchedule} here); put it on
+   * its schedule with {@code submit(() -> t.arm(initialDelay))}.
+   */
+  PoolTask(Runnable source, Disposable.Composite parent, long period, TimeUnit unit,
       Periodic atFixedRate, Periodic withFixedDelay) {
-    this(decorated, new Body(decorated), parent, true, period > 0 ? atFixedRate : withFixedDelay,
-        unit.toNanos(period));
+    this(source, new Body(Schedulers.onSchedule(source)), parent, true,
+        period > 0 ? atFixedRate : withFixedDelay, unit.toNanos(period));
   }
 
   private PoolTask(Runnable source, Body body, Disposable.Composite parent, boolean timed,

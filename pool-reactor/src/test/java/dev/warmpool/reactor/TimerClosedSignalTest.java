@@ -18,6 +18,7 @@ import reactor.core.CoreSubscriber;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
 
 /**
  * DESIGN section 6, guarantee 7: a timer not yet due when its pool shuts down is signalled to its
@@ -79,6 +80,24 @@ class TimerClosedSignalTest {
     pool.shutdown();
     assertClosedError(r);
     assertThat(pool.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
+  }
+
+  /** A schedule hook wraps the task: the operator's subscriber is still found (the undecorated one). */
+  @Test
+  void pendingTimersAreSignalledUnderAScheduleHook() throws Exception {
+    Schedulers.onScheduleHook("wrap", r -> () -> r.run());
+    try {
+      Scheduler s = PoolSchedulers.from(pool);
+      Recorder<Long> interval = new Recorder<>();
+      Recorder<Long> delay = new Recorder<>();
+      Flux.interval(Duration.ofHours(1), s).subscribe(interval);
+      Mono.delay(Duration.ofHours(1), s).subscribe(delay);
+      pool.shutdown();
+      assertClosedError(interval);
+      assertClosedError(delay);
+    } finally {
+      Schedulers.resetOnScheduleHook("wrap");
+    }
   }
 
   @Test
