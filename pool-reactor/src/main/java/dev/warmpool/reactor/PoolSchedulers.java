@@ -68,6 +68,12 @@ import reactor.core.scheduler.Scheduler;
  *       that started keeps going. A zero delay is a timer too: never refused for load.</li>
  *   <li>Pool shut down: {@link PoolClosedException}; scheduler or worker disposed:
  *       {@link java.util.concurrent.RejectedExecutionException}.</li>
+ *   <li>A timer not yet due when the pool shuts down ({@code Mono.delay}, {@code Flux.interval},
+ *       {@code timeout}) will not run: its subscriber gets {@code onError} (a
+ *       {@code RejectedExecutionException} caused by a {@link PoolClosedException}) if the task
+ *       reaches it, as Reactor's own timed operators do (their task answers
+ *       {@code Scannable.Attr.ACTUAL}); any other such task just ends. A timer disposed by its user,
+ *       or cancelled by disposing its scheduler or worker, signals nothing.</li>
  * </ul>
  *
  * <h2>Failures</h2>

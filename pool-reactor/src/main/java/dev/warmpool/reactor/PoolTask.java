@@ -2,6 +2,7 @@ package dev.warmpool.reactor;
 
 import dev.warmpool.CancellationAware;
 import dev.warmpool.FailureAware;
+import dev.warmpool.PoolClosedException;
 import dev.warmpool.PoolOverloadedException;
 import dev.warmpool.TaskHandle;
 import java.util.concurrent.Callable;
@@ -17,6 +18,7 @@ import reactor.core.Disposable;
 import reactor.core.Exceptions;
 import reactor.core.Scannable;
 import reactor.core.publisher.Operators;
+import reactor.core.scheduler.Schedulers;
 import reactor.util.context.Context;
 
 /**
@@ -45,7 +47,9 @@ import reactor.util.context.Context;
  * <p><b>Failures</b> (guarantee 8): a run's exception propagates to the pool, which counts it and
  * hands it to {@link #onFailure} (Reactor's {@code onHandleError}), or to the pool's own failure
  * handler if one was set. <b>Expiry</b>: a task that waited in line past its deadline is refused
- * to the operator's subscriber as Reactor refuses a rejected task.
+ * to the operator's subscriber as Reactor refuses a rejected task. <b>Closed pool</b>: a timer the
+ * pool cancels before it is due (guarantee 7) is refused the same way, with a
+ * {@link PoolClosedException} as cause, if the subscriber can be reached ({@link #onCancel}).
  */
 final class PoolTask extends FutureTask<Void>
     implements Disposable, CancellationAware, FailureAware {
@@ -58,7 +62,10 @@ final class PoolTask extends FutureTask<Void>
   private static final AtomicIntegerFieldUpdater<PoolTask> ENDED =
       AtomicIntegerFieldUpdater.newUpdater(PoolTask.class, "ended");
 
-  /** The runnable as Reactor's operator gave it (before {@code onSchedule}): told of an expiry. */
+  /**
+   * The runnable as Reactor's operator gave it (before {@code onSchedule}): told of an expiry or of
+   * a timer the pool cancelled.
+   */
   private final Runnable source;
   private final Body body;
   private final Disposable.Composite parent;
@@ -101,11 +108,14 @@ final class PoolTask extends FutureTask<Void>
     this(source, new Body(decorated), parent, timed, null, 0);
   }
 
-  /** A periodic task; put it on its schedule with {@code submit(() -> t.arm(initialDelay))}. */
-  PoolTask(Runnable decorated, Disposable.Composite parent, long period, TimeUnit unit,
+  /**
+   * A periodic task of Reactor's {@code source} (passed through {@code onSchedule} here); put it on
+   * its schedule with {@code submit(() -> t.arm(initialDelay))}.
+   */
+  PoolTask(Runnable source, Disposable.Composite parent, long period, TimeUnit unit,
       Periodic atFixedRate, Periodic withFixedDelay) {
-    this(decorated, new Body(decorated), parent, true, period > 0 ? atFixedRate : withFixedDelay,
-        unit.toNanos(period));
+    this(source, new Body(Schedulers.onSchedule(source)), parent, true,
+        period > 0 ? atFixedRate : withFixedDelay, unit.toNanos(period));
   }
 
   private PoolTask(Runnable source, Body body, Disposable.Composite parent, boolean timed,
@@ -243,23 +253,39 @@ final class PoolTask extends FutureTask<Void>
     }
   }
 
-  /** Core cancelled its timer (the pool shut down, or the lane closed): it will not run (again). */
+  /**
+   * Core cancelled its timer: the pool closed before it was due (or handed it back), or the lane
+   * closed. It will not run (again), so the operator's subscriber, if it can be reached, is refused
+   * as Reactor refuses a task of a closed scheduler (DESIGN section 6); otherwise it just ends. A
+   * cancel of our own (a dispose, a scheduler's or worker's sweep) withdraws the timer after the
+   * task reads cancelled, so it comes here too and signals nothing.
+   */
   @Override
   public void onCancel() {
-    cancel(false);
+    if (cancel(false)) {
+      refuse(new PoolClosedException("the pool shut down before this timer was due"), false);
+    }
   }
 
   /** It waited in a pool's line past its deadline: refused as a rejection, with core's cause. */
   @Override
   public void onExpired(PoolOverloadedException cause) {
     if (cancel(false)) {
-      Object actual = Scannable.from(source).scanUnsafe(Scannable.Attr.ACTUAL);
-      if (actual instanceof CoreSubscriber<?> s) {
-        Subscription operator = source instanceof Subscription o ? o : null;
-        s.onError(Operators.onRejectedExecution(cause, operator, null, null, s.currentContext()));
-      } else {
-        Operators.onErrorDropped(Exceptions.failWithRejected(cause), Context.empty());
-      }
+      refuse(cause, true);
+    }
+  }
+
+  /**
+   * Signals {@code cause} to the operator's subscriber as Reactor signals a rejected task; if the
+   * subscriber is out of reach, {@code dropped} says whether Reactor's dropped-error hook hears of it.
+   */
+  private void refuse(RuntimeException cause, boolean dropped) {
+    Object actual = Scannable.from(source).scanUnsafe(Scannable.Attr.ACTUAL);
+    if (actual instanceof CoreSubscriber<?> s) {
+      Subscription operator = source instanceof Subscription o ? o : null;
+      s.onError(Operators.onRejectedExecution(cause, operator, null, null, s.currentContext()));
+    } else if (dropped) {
+      Operators.onErrorDropped(Exceptions.failWithRejected(cause), Context.empty());
     }
   }
 

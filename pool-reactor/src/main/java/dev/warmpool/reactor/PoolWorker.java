@@ -76,9 +76,8 @@ final class PoolWorker implements Scheduler.Worker, Scannable {
   public Disposable schedulePeriodically(Runnable task, long initialDelay, long period,
       TimeUnit unit) {
     Objects.requireNonNull(unit, "unit must not be null");
-    PoolTask t = new PoolTask(Schedulers.onSchedule(Objects.requireNonNull(task,
-        "task must not be null")), tasks, period, unit, lane::scheduleAtFixedRate,
-        lane::scheduleWithFixedDelay);
+    PoolTask t = new PoolTask(Objects.requireNonNull(task, "task must not be null"), tasks,
+        period, unit, lane::scheduleAtFixedRate, lane::scheduleWithFixedDelay);
     tasks.accept(t);
     return t.submit(() -> t.arm(unit.toNanos(initialDelay)));
   }

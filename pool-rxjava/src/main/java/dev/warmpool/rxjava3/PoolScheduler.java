@@ -1,11 +1,14 @@
 package dev.warmpool.rxjava3;
 
 import dev.warmpool.PoolClosedException;
+import dev.warmpool.PoolOverloadedException;
 import dev.warmpool.WorkerPool;
 import io.reactivex.rxjava3.core.Scheduler;
 import io.reactivex.rxjava3.disposables.CompositeDisposable;
 import io.reactivex.rxjava3.disposables.Disposable;
 import io.reactivex.rxjava3.plugins.RxJavaPlugins;
+import java.time.Duration;
+import java.time.temporal.ChronoUnit;
 import java.util.Objects;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -38,6 +41,9 @@ final class PoolScheduler extends Scheduler implements TaskParent {
     }
   }
 
+  /** A line deadline that never comes: a timer due now never expires in line. */
+  private static final Duration NO_LINE_DEADLINE = ChronoUnit.FOREVER.getDuration();
+
   final WorkerPool pool;
   private final boolean owning;
   private final Rejections onRejected;
@@ -68,9 +74,17 @@ final class PoolScheduler extends Scheduler implements TaskParent {
     return new PoolWorker(run.isDisposed() ? null : pool.newSerialExecutor(), run, this, owning);
   }
 
+  /** An immediate task: it needs a thread now, and is admitted or refused now. */
+  @Override
+  public Disposable scheduleDirect(Runnable run) {
+    return PoolTask.schedule(this, tasks.isDisposed(), PoolTask.Kind.NOW, run, 0, 0,
+        TimeUnit.NANOSECONDS);
+  }
+
+  /** A timer, also for a delay {@code <= 0}: never refused for load (guarantee 7). */
   @Override
   public Disposable scheduleDirect(Runnable run, long delay, TimeUnit unit) {
-    return PoolTask.schedule(this, tasks.isDisposed(), null, run, delay, 0, unit);
+    return PoolTask.schedule(this, tasks.isDisposed(), PoolTask.Kind.DELAYED, run, delay, 0, unit);
   }
 
   @Override
@@ -84,6 +98,13 @@ final class PoolScheduler extends Scheduler implements TaskParent {
   public Object arm(Runnable task, long delayNanos, long periodNanos) {
     if (delayNanos == NOW) {
       return pool.enqueue(task);
+    }
+    if (delayNanos == 0 && periodNanos == 0) {
+      try {
+        return pool.enqueue(task, NO_LINE_DEADLINE); // due now: the shortest way, if admitted
+      } catch (PoolOverloadedException full) {
+        // a timer is never refused for load (guarantee 7): due now, it waits its turn
+      }
     }
     return periodNanos > 0
         ? pool.scheduleAtFixedRate(task, delayNanos, periodNanos, TimeUnit.NANOSECONDS)

@@ -51,10 +51,12 @@ import io.reactivex.rxjava3.schedulers.SchedulerRunnableIntrospection;
  *       Only a task that needs a thread now can be rejected: a worker is admitted once, the first
  *       time it needs a thread (its first immediate task, or a delayed one when due), and then never
  *       rejected; delayed and periodic tasks are admitted when scheduled. A delay {@code <= 0} on a
- *       one-shot {@code schedule} means now, as in RxJava's own schedulers (where
- *       {@code scheduleDirect(run)} is {@code scheduleDirect(run, 0, unit)}): such a task, a
- *       zero-delay {@code timer} included, needs a thread now and is admitted or rejected as an
- *       immediate one.</li>
+ *       one-shot {@code schedule} is a timer due now ({@code Single.timer(0, ..)},
+ *       {@code delay(0, ..)}): like any timer it is refused only by a closed pool, never for load
+ *       (DESIGN guarantee 7); with every worker busy it waits its turn. A worker runs its timers
+ *       due at the same time in the order they were scheduled, not in line with its immediate
+ *       tasks. Only {@code scheduleDirect(run)} and {@code Worker.schedule(run)} are
+ *       immediate.</li>
  *   <li>{@link Scheduler#start()} and {@link Scheduler#shutdown()} are idempotent and thread-safe.
  *       {@code shutdown()} disposes the scheduler's live workers and cancels its pending delayed and
  *       periodic direct tasks; afterwards every {@code schedule} method returns {@link

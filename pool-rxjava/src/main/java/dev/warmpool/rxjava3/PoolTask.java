@@ -24,7 +24,8 @@ import java.util.concurrent.atomic.AtomicReference;
  *   RUNNING -> FINISHED  a one-shot run returned or threw; a periodic run threw
  *   RUNNING -> READY     a periodic run returned; a worker's one arms its next run
  *   READY   -> FINISHED  dispose(), or the pool ended it unrun (onCancel: a timer cancelled by a
- *                        shutdown or a lane close; onExpired: past its line deadline); its handle
+ *                        shutdown or a lane close, or a worker's next run refused by one;
+ *                        onExpired: past its line deadline); its handle
  *                        is withdrawn, so the line or the timer lets go of it at once
  *   RUNNING -> FINISHED  dispose() during a run: not interrupted; a periodic one stops
  * </pre>
@@ -82,12 +83,14 @@ final class PoolTask extends AtomicInteger
 
   /**
    * The one path of every {@code schedule} method: checks the arguments, applies the schedule hook
-   * once and hands the task to {@code parent}. A one-shot task ({@code periodic} null) is due now
-   * if {@code delay <= 0}. A refusal is reported by the parent's rules, never thrown.
+   * once and hands the task to {@code parent}. {@code NOW} is an immediate task ({@code
+   * schedule(run)}); {@code DELAYED} a timer, also with a delay {@code <= 0}, which is then due at
+   * once and never refused for load (guarantee 7). A refusal is reported by the parent's rules,
+   * never thrown.
    *
    * @return the task, or {@link Disposable#disposed()} if {@code closed} or refused
    */
-  static Disposable schedule(TaskParent parent, boolean closed, Kind periodic, Runnable run,
+  static Disposable schedule(TaskParent parent, boolean closed, Kind kind, Runnable run,
       long delay, long period, TimeUnit unit) {
     Objects.requireNonNull(run, "run is null");
     Objects.requireNonNull(unit, "unit is null");
@@ -95,7 +98,6 @@ final class PoolTask extends AtomicInteger
       return Disposable.disposed();
     }
     long delayNanos = unit.toNanos(delay);
-    Kind kind = periodic != null ? periodic : delayNanos <= 0 ? Kind.NOW : Kind.DELAYED;
     Runnable decorated = Objects.requireNonNull(RxJavaPlugins.onSchedule(run),
         "run is null (returned by the RxJavaPlugins.onSchedule hook)");
     PoolTask task = new PoolTask(decorated, parent, kind, delayNanos, unit.toNanos(period));
@@ -109,17 +111,34 @@ final class PoolTask extends AtomicInteger
   /** Hands this task on through its parent; a refusal ends it and is reported. */
   private boolean handOff(long delayNanos) {
     try {
-      // a period <= 0 (RxJava: again at once) is the core's shortest fixed rate, 1 ns
-      long rate = kind == Kind.FIXED_RATE ? Math.max(1, periodNanos) : 0;
-      Object h = parent.arm(this, delayNanos, rate);
-      if (h != null) {
-        bind(h);
-      }
+      arm(delayNanos);
       return true;
     } catch (RejectedExecutionException e) {
       dispose();
       parent.refused(e);
       return false;
+    }
+  }
+
+  /**
+   * Arms a re-arming task's next run. Its lane is admitted, so only a close refuses it (the pool
+   * shut down, or the worker or its lane closed) while the next run was not yet due: it ends as a
+   * timer that the pool cancelled (guarantee 7), as a direct periodic task does, not as a rejection.
+   */
+  private void rearm(long delayNanos) {
+    try {
+      arm(delayNanos);
+    } catch (RejectedExecutionException closed) {
+      onCancel();
+    }
+  }
+
+  private void arm(long delayNanos) {
+    // a period <= 0 (RxJava: again at once) is the core's shortest fixed rate, 1 ns
+    long rate = kind == Kind.FIXED_RATE ? Math.max(1, periodNanos) : 0;
+    Object h = parent.arm(this, delayNanos, rate);
+    if (h != null) {
+      bind(h);
     }
   }
 
@@ -160,7 +179,7 @@ final class PoolTask extends AtomicInteger
     } else if (kind == Kind.REARMING) {
       // Its lane is admitted (it runs this task), so a next run due now is never refused for load.
       long next = nextDelayNanos();
-      handOff(next <= 0 ? TaskParent.NOW : next);
+      rearm(next <= 0 ? TaskParent.NOW : next);
     }
   }
 

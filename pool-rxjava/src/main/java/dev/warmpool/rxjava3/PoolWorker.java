@@ -38,9 +38,20 @@ final class PoolWorker extends Scheduler.Worker implements TaskParent {
     this.disposed = new AtomicBoolean(lane == null);
   }
 
+  /** An immediate task, in order with the others: the lane is admitted now if it needs a thread. */
+  @Override
+  public Disposable schedule(Runnable task) {
+    return PoolTask.schedule(this, isDisposed(), PoolTask.Kind.NOW, task, 0, 0,
+        TimeUnit.NANOSECONDS);
+  }
+
+  /**
+   * A timer, also for a delay {@code <= 0}: through the lane's timer, so never refused for load
+   * (guarantee 7); timers due at the same time run in the order they were scheduled.
+   */
   @Override
   public Disposable schedule(Runnable task, long delay, TimeUnit unit) {
-    return PoolTask.schedule(this, isDisposed(), null, task, delay, 0, unit);
+    return PoolTask.schedule(this, isDisposed(), PoolTask.Kind.DELAYED, task, delay, 0, unit);
   }
 
   /** Periodic as RxJava's default {@code Worker.schedulePeriodically}: see {@link PoolTask}. */

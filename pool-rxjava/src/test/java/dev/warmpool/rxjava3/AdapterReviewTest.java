@@ -103,8 +103,6 @@ class AdapterReviewTest {
    * turn), the RxJava adapter as an immediate task.
    */
   @Test
-  @Disabled("FAULT: Single.timer(0, ..) on a full nonblocking pool is rejected for load "
-      + "(RxJavaPlugins.onError) and the Single never completes; guarantee 7")
   void zeroDelayTimerIsNotRefusedForLoad() throws Exception {
     WorkerPool p = fx.nonblocking(1);
     Scheduler s = PoolSchedulers.from(p);
@@ -191,8 +189,6 @@ class AdapterReviewTest {
   }
 
   @Test
-  @Disabled("FAULT: a Worker periodic task running at a graceful "
-      + "shutdown() reports PoolClosedException to RxJavaPlugins.onError; guarantee 7")
   void workerPeriodicRunningWhenThePoolShutsDownEndsQuietly() throws Exception {
     periodicAtShutdown(true);
   }
