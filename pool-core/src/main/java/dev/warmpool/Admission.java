@@ -323,8 +323,17 @@ final class Admission implements TaskEnvelope.Owner {
    * line): as {@link #join} would give it; 0 for none.
    */
   long deadlineFor(TaskKind kind, Mode mode, long maxWaitNanos) {
-    long limit = maxWaitNanos != 0 ? maxWaitNanos : maxWaitInLineNanos;
-    if (limit <= 0 || mode == Mode.ADMITTED || !kind.countsAsTask()) {
+    long limit;
+    if (mode == Mode.ADMITTED) {
+      limit = maxWaitNanos; // only what a subpool's task brings along (a nested subpool's)
+    } else if (mode == Mode.ENQUEUE && kind.countsAsTask()) {
+      limit = maxWaitNanos != 0 ? maxWaitNanos : maxWaitInLineNanos;
+    } else {
+      // execute and tryExecute return once the task holds a seat here: a later expiry in the
+      // parent's line would reach nobody (a plain Runnable has no handle), so they carry none.
+      return 0L;
+    }
+    if (limit <= 0) {
       return 0L;
     }
     long at = System.nanoTime() + Math.min(limit, Long.MAX_VALUE / 4);

@@ -299,13 +299,14 @@ final class Subpool extends AbstractWorkerPool {
 
   /**
    * What is left of the task's line deadline as it joins the parent's line (at least 1 ns, so a
-   * deadline already past expires there at once); 0 for none, and for a lane (admitted once it got a
-   * seat here).
+   * deadline already past expires there at once); 0 for none. Only a task with a handle, a future or
+   * a forwarded task of a nested subpool carries one: not a lane (admitted once seated here), nor
+   * an {@code execute} (it returned when seated here, and could hear of no later expiry).
    */
   private static long leftToWait(Seat s) {
     long at = s.deadline;
-    if (at == 0L || !s.kind.countsAsTask()) {
-      return 0L;
+    if (at == 0L || s.caller != null || s.kind == SerialLane.KIND) {
+      return 0L; // a blocked execute returned once seated here; a lane is admitted once seated
     }
     return Math.max(1L, at - System.nanoTime());
   }

@@ -110,10 +110,6 @@ class FifthReviewLaneExpiryTest {
    * callback through which its caller could hear of it (guarantees 4 and 5). On a pool the same
    * execute blocks and throws PoolOverloadedException at the deadline.
    */
-  @Disabled("FAULT: subpool.execute(plain Runnable) returns normally, then the task expires in the"
-      + " full parent's line and is dropped with no signal to anyone but the expired counter"
-      + " (guarantee 4: accepted means it runs or its user hears of it); so does"
-      + " tryExecute(task, timeout), which returned true; 2/2 runs each (execute 6/6 before)")
   @ParameterizedTest(name = "{0}")
   @ValueSource(strings = {"execute", "tryExecute(timeout)"})
   void aSubpoolExecuteThatReturnedIsNeverDroppedSilently(String door) throws Exception {
@@ -241,10 +237,6 @@ class FifthReviewLaneExpiryTest {
    * still hold there, as it does for a one-level subpool ("the per-task form works on them").
    */
   @Test
-  @Disabled("FAULT: a nested subpool's task that gets a free seat in the middle subpool carries no"
-      + " deadline into the root's line (Admission.enqueue: deadlineFor returns 0 for ADMITTED and"
-      + " for Subpool.KIND; leftToWait returns 0 for a Seat of Subpool.KIND): it waits past its"
-      + " deadline until a root seat frees, then runs; 5/5 runs")
   void aNestedSubpoolsTaskExpiresInTheRootsLine() throws Exception {
     WorkerPool root = pool("r4-nested", 1, HOUR);
     WorkerPool mid = root.newSubpool("mid", 2);
