@@ -479,10 +479,6 @@ class FifthReviewLaneExpiryTest {
   @Test
   @Tag("stress")
   @Timeout(60)
-  @Disabled("FAULT: SerialLane.admit's ride-along finds scheduled cleared by the expiry (which took"
-      + " its task), re-dispatches the now empty lane, gets the seat the release just freed, and"
-      + " the empty carrier's drain sets admitted: the lane's next execute waits with no deadline"
-      + " and never expires; 8/8 runs, at round 2..980 (confirmed by instrumenting drain)")
   void aLaneWhoseTasksAllExpiredIsNotAdmittedByARideAlongsEmptyCarrier() throws Exception {
     long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(8);
     int rounds = 0;
