@@ -557,6 +557,70 @@ class FifthReviewLaneExpiryTest {
     assertThat(allExpired).as("the race was exercised").isPositive();
   }
 
+  /**
+   * The same ride-along re-dispatch, with the line's one place (maxWaiting 1) taken by a plain
+   * enqueue at the moment of expiry: a rejection is counted in {@code rejected} only if a call
+   * threw it (guarantees 5 and 13).
+   */
+  @Test
+  @Tag("stress")
+  @Timeout(60)
+  void rejectedCountsOnlyRejectionsACallThrew() throws Exception {
+    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(8);
+    int rounds = 0;
+    int threw = 0;
+    while (System.nanoTime() < end) {
+      rounds++;
+      ThreadLocalRandom rnd = ThreadLocalRandom.current();
+      long deadline = 100_000 + rnd.nextInt(400_000);
+      WorkerPool pool = WorkerPool.builder().name(PoolFixture.uniqueName("r4-rejected"))
+          .capacity(1).maxIdle(HOUR).maxWaiting(1).maxWaitInLine(Duration.ofNanos(deadline))
+          .build();
+      CountDownLatch release = new CountDownLatch(1);
+      CountDownLatch arrived = new CountDownLatch(1);
+      pool.execute(() -> {
+        arrived.countDown();
+        PoolFixture.awaitQuietly(release, Duration.ofSeconds(20));
+      });
+      PoolFixture.await(arrived);
+      SerialExecutor lane = pool.newSerialExecutor();
+      AtomicInteger refusals = new AtomicInteger();
+      long t0 = System.nanoTime();
+      lane.execute(new Probe());
+      CountDownLatch go = new CountDownLatch(2);
+      long aim = deadline - 20_000 + rnd.nextInt(40_000);
+      PoolFixture.Background rider = PoolFixture.background("rider", () -> {
+        go.countDown();
+        PoolFixture.await(go);
+        spin(Math.max(0, aim - (System.nanoTime() - t0)));
+        try {
+          lane.execute(new Probe());
+        } catch (RejectedExecutionException refused) {
+          refusals.incrementAndGet();
+        }
+      });
+      go.countDown();
+      PoolFixture.await(go);
+      spin(Math.max(0, aim + rnd.nextInt(20_000) - (System.nanoTime() - t0)));
+      try {
+        pool.enqueue(new Probe(), HOUR);
+      } catch (RejectedExecutionException refused) {
+        refusals.incrementAndGet();
+      }
+      rider.join();
+      assertThat(rider.failures()).isZero();
+      threw += refusals.get();
+      assertThat(pool.stats().rejected()).as("round %d: rejected == refusals thrown", rounds)
+          .isEqualTo(refusals.get());
+      release.countDown();
+      pool.shutdown();
+      assertThat(pool.awaitTermination(20, TimeUnit.SECONDS)).isTrue();
+      assertExact(pool, 0);
+    }
+    System.out.printf("FifthReviewLaneExpiryTest rejected: %d rounds, %d refusals%n", rounds, threw);
+    assertThat(threw).as("the line was full at times").isPositive();
+  }
+
   // ---------------------------------------------------------------------------------------------
   // Stress: a subpool task's expiry in the parent's line racing everything
 
