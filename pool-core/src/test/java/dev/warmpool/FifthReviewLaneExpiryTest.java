@@ -267,6 +267,38 @@ class FifthReviewLaneExpiryTest {
   }
 
   /**
+   * A nested subpool's task that waits in the FULL middle subpool's line (as forwarded admitted
+   * work with what is left of its deadline) expires there: handle, callback and counters agree,
+   * and the leaf's seat comes back.
+   */
+  @Test
+  void aNestedSubpoolsTaskExpiresInTheMiddlesLine() throws Exception {
+    WorkerPool root = pool("r4-nested-mid", 2, HOUR);
+    WorkerPool mid = root.newSubpool("mid", 1);
+    WorkerPool leaf = mid.newSubpool("leaf", 1);
+    PoolFixture.Gate gate = fixture.occupy(mid); // mid's only seat
+    Probe p = new Probe();
+    TaskHandle h = leaf.enqueue(p, SHORT);
+    PoolFixture.await(p.heard);
+    assertThat(h.isExpired()).isTrue();
+    assertThat(p.heardOn.getName()).doesNotContain("timer");
+    assertThat(leaf.stats().expired()).isEqualTo(1);
+    assertThat(mid.stats().expired()).isEqualTo(1);
+    assertThat(root.stats().expired()).isEqualTo(1);
+    Probe q = new Probe();
+    TaskHandle hq = leaf.enqueue(q, HOUR); // the leaf's seat came back
+    gate.open();
+    assertThat(eventually(() -> q.ran.get() == 1)).isTrue();
+    assertThat(hq.isExpired()).isFalse();
+    root.shutdown();
+    assertThat(root.awaitTermination(20, TimeUnit.SECONDS)).isTrue();
+    assertThat(p.ran).hasValue(0);
+    assertExact(leaf, 0);
+    assertExact(mid, 0);
+    assertExact(root, 0);
+  }
+
+  /**
    * A subpool task that waited in the subpool's line first carries what is LEFT of its deadline
    * into the parent's line, not a fresh one: it expires before (time forwarded + maxWait), which a
    * fresh deadline could never do.
