@@ -259,6 +259,38 @@ class FifthReviewLaneExpiryTest {
   }
 
   /**
+   * A nested subpool's task that waits in the FULL middle subpool's line (as forwarded admitted
+   * work with what is left of its deadline) expires there: handle, callback and counters agree,
+   * and the leaf's seat comes back.
+   */
+  @Test
+  void aNestedSubpoolsTaskExpiresInTheMiddlesLine() throws Exception {
+    WorkerPool root = pool("r4-nested-mid", 2, HOUR);
+    WorkerPool mid = root.newSubpool("mid", 1);
+    WorkerPool leaf = mid.newSubpool("leaf", 1);
+    PoolFixture.Gate gate = fixture.occupy(mid); // mid's only seat
+    Probe p = new Probe();
+    TaskHandle h = leaf.enqueue(p, SHORT);
+    PoolFixture.await(p.heard);
+    assertThat(h.isExpired()).isTrue();
+    assertThat(p.heardOn.getName()).doesNotContain("timer");
+    assertThat(leaf.stats().expired()).isEqualTo(1);
+    assertThat(mid.stats().expired()).isEqualTo(1);
+    assertThat(root.stats().expired()).isEqualTo(1);
+    Probe q = new Probe();
+    TaskHandle hq = leaf.enqueue(q, HOUR); // the leaf's seat came back
+    gate.open();
+    assertThat(eventually(() -> q.ran.get() == 1)).isTrue();
+    assertThat(hq.isExpired()).isFalse();
+    root.shutdown();
+    assertThat(root.awaitTermination(20, TimeUnit.SECONDS)).isTrue();
+    assertThat(p.ran).hasValue(0);
+    assertExact(leaf, 0);
+    assertExact(mid, 0);
+    assertExact(root, 0);
+  }
+
+  /**
    * A subpool task that waited in the subpool's line first carries what is LEFT of its deadline
    * into the parent's line, not a fresh one: it expires before (time forwarded + maxWait), which a
    * fresh deadline could never do.
@@ -543,6 +575,70 @@ class FifthReviewLaneExpiryTest {
     System.out.printf("FifthReviewLaneExpiryTest ride-along: %d rounds, %d all expired%n", rounds,
         allExpired);
     assertThat(allExpired).as("the race was exercised").isPositive();
+  }
+
+  /**
+   * The same ride-along re-dispatch, with the line's one place (maxWaiting 1) taken by a plain
+   * enqueue at the moment of expiry: a rejection is counted in {@code rejected} only if a call
+   * threw it (guarantees 5 and 13).
+   */
+  @Test
+  @Tag("stress")
+  @Timeout(60)
+  void rejectedCountsOnlyRejectionsACallThrew() throws Exception {
+    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(8);
+    int rounds = 0;
+    int threw = 0;
+    while (System.nanoTime() < end) {
+      rounds++;
+      ThreadLocalRandom rnd = ThreadLocalRandom.current();
+      long deadline = 100_000 + rnd.nextInt(400_000);
+      WorkerPool pool = WorkerPool.builder().name(PoolFixture.uniqueName("r4-rejected"))
+          .capacity(1).maxIdle(HOUR).maxWaiting(1).maxWaitInLine(Duration.ofNanos(deadline))
+          .build();
+      CountDownLatch release = new CountDownLatch(1);
+      CountDownLatch arrived = new CountDownLatch(1);
+      pool.execute(() -> {
+        arrived.countDown();
+        PoolFixture.awaitQuietly(release, Duration.ofSeconds(20));
+      });
+      PoolFixture.await(arrived);
+      SerialExecutor lane = pool.newSerialExecutor();
+      AtomicInteger refusals = new AtomicInteger();
+      long t0 = System.nanoTime();
+      lane.execute(new Probe());
+      CountDownLatch go = new CountDownLatch(2);
+      long aim = deadline - 20_000 + rnd.nextInt(40_000);
+      PoolFixture.Background rider = PoolFixture.background("rider", () -> {
+        go.countDown();
+        PoolFixture.await(go);
+        spin(Math.max(0, aim - (System.nanoTime() - t0)));
+        try {
+          lane.execute(new Probe());
+        } catch (RejectedExecutionException refused) {
+          refusals.incrementAndGet();
+        }
+      });
+      go.countDown();
+      PoolFixture.await(go);
+      spin(Math.max(0, aim + rnd.nextInt(20_000) - (System.nanoTime() - t0)));
+      try {
+        pool.enqueue(new Probe(), HOUR);
+      } catch (RejectedExecutionException refused) {
+        refusals.incrementAndGet();
+      }
+      rider.join();
+      assertThat(rider.failures()).isZero();
+      threw += refusals.get();
+      assertThat(pool.stats().rejected()).as("round %d: rejected == refusals thrown", rounds)
+          .isEqualTo(refusals.get());
+      release.countDown();
+      pool.shutdown();
+      assertThat(pool.awaitTermination(20, TimeUnit.SECONDS)).isTrue();
+      assertExact(pool, 0);
+    }
+    System.out.printf("FifthReviewLaneExpiryTest rejected: %d rounds, %d refusals%n", rounds, threw);
+    assertThat(threw).as("the line was full at times").isPositive();
   }
 
   // ---------------------------------------------------------------------------------------------
