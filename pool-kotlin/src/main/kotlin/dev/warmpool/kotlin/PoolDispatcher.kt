@@ -9,6 +9,7 @@ import dev.warmpool.WorkerPool
 import java.lang.ref.WeakReference
 import java.util.WeakHashMap
 import java.util.concurrent.ConcurrentHashMap
+import java.util.concurrent.atomic.AtomicBoolean
 import java.util.concurrent.atomic.AtomicReference
 import java.util.concurrent.RejectedExecutionException
 import kotlin.coroutines.Continuation
@@ -65,6 +66,15 @@ import java.util.concurrent.TimeUnit
  *
  * **withWorker.** The first dispatch whose context holds an unbound [WorkerAdmission] is the start
  * of a [withWorker] block: see [dispatchAdmission]. Its later dispatches are ordinary.
+ *
+ * **Handed back by `shutdownNow`.** `shutdownNow()` returns a unit whose block waits in line (a first
+ * dispatch waiting for admission, a resume waiting its turn, a `withWorker` start) to its caller, and
+ * nothing else tells the coroutine: it would stay suspended for ever. So each dispatcher watches its
+ * pool's termination ([watchTermination]); then every unit of it whose block has not run is refused
+ * as a closed pool refuses a dispatch: the coroutine is cancelled with a [PoolClosedException] cause
+ * and its block finishes on [Dispatchers.IO] (a waiting `withWorker` caller throws the
+ * [PoolClosedException]). The block is taken from the unit with one CAS, so if the caller of
+ * `shutdownNow` runs the handed-back task, that run finds nothing to do: the block runs exactly once.
  */
 @OptIn(InternalCoroutinesApi::class) // Delay: kotlinx's own executor dispatchers implement it too
 internal class PoolDispatcher private constructor(
@@ -81,6 +91,9 @@ internal class PoolDispatcher private constructor(
      */
     private val units: ConcurrentHashMap<Job, CoroutineUnit> = family?.units ?: ConcurrentHashMap()
     private val family: PoolDispatcher = family ?: this
+
+    /** Whether a termination hook is registered on this generation of [pool] (see [watchTermination]). */
+    private val watching = AtomicBoolean()
 
     override fun dispatch(context: CoroutineContext, block: Runnable) {
         val admission = context[WorkerAdmission]
@@ -119,6 +132,7 @@ internal class PoolDispatcher private constructor(
 
     /** First dispatch of [job] here: gives it a unit whose lane is admitted (or rejected) now. */
     private fun admit(job: Job, context: CoroutineContext, block: Runnable) {
+        watchTermination()
         val unit = CoroutineUnit(job, this, context)
         // Registered before the lane runs anything: the coroutine may resume before admit returns.
         val raced = units.putIfAbsent(job, unit)
@@ -226,7 +240,9 @@ internal class PoolDispatcher private constructor(
      */
     private fun dispatchAdmission(context: CoroutineContext, admission: WorkerAdmission, block: Runnable) {
         val job = context[Job] ?: error("withWorker always dispatches with a job")
+        watchTermination()
         val unit = CoroutineUnit(job, this, context)
+        unit.admission = admission
         if (!admission.bind(context, unit, block)) {
             return // withdrawn before it was ever queued
         }
@@ -240,7 +256,36 @@ internal class PoolDispatcher private constructor(
             return
         }
         admission.queued()
+        // Handed back and swept while still PENDING (the sweep leaves a PENDING start alone): refuse it now.
+        if (pool.isTerminated) unit.handedBack(::handedBackCause)
     }
+
+    /**
+     * Registers [sweepHandedBack] on the pool's termination once per generation (a rebooted pool has a
+     * fresh termination; the hook clears [watching] so the next unit registers on it). Called before a
+     * unit is made, so a unit queued in a generation is swept when that generation terminates.
+     */
+    private fun watchTermination() {
+        if (watching.get() || !watching.compareAndSet(false, true)) return
+        pool.whenTerminated().thenRun {
+            watching.set(false)
+            sweepHandedBack()
+        }
+    }
+
+    /**
+     * The pool terminated: a unit of this dispatcher whose block is still waiting was handed back by
+     * `shutdownNow` (a graceful shutdown runs every block in line before it terminates). Refuses it, so
+     * the coroutine completes (see the class notes).
+     */
+    private fun sweepHandedBack() {
+        for (unit in units.values) {
+            if (unit.owner === this) unit.handedBack(::handedBackCause)
+        }
+    }
+
+    private fun handedBackCause() =
+        PoolClosedException("pool '${pool.name()}' was shut down (shutdownNow) while this coroutine waited in its line")
 
     /**
      * `delay` on this dispatcher waits on the pool's shared timer, not on kotlinx's
@@ -439,6 +484,10 @@ internal class PoolDispatcher private constructor(
         val isCoroutine: Boolean = job is Continuation<*>
         private val pending = AtomicReference<Runnable?>()
 
+        /** For the unit of a [withWorker] call: its admission, whose start this lane carries. */
+        @Volatile
+        var admission: WorkerAdmission? = null
+
         // The thread running this unit's block now, and the failure heard on it: both touched by that
         // thread only (a stale read on another thread never equals that thread).
         private var runner: Thread? = null
@@ -508,6 +557,21 @@ internal class PoolDispatcher private constructor(
             owner.units.remove(job, this)
             val block = pending.getAndSet(null) ?: return
             owner.reject(context, block, cause)
+        }
+
+        /**
+         * The pool terminated: a block still held here was handed back by `shutdownNow` and never ran.
+         * Refuses it, as a closed pool refuses a dispatch; the CAS makes a later run of the
+         * handed-back unit a no-op.
+         */
+        fun handedBack(cause: () -> PoolClosedException) {
+            val a = admission
+            if (a != null) {
+                a.handedBack(cause)
+                return
+            }
+            val block = pending.getAndSet(null) ?: return
+            owner.reject(context, block, cause())
         }
 
         /** The job completed: forget it. */

@@ -53,6 +53,12 @@ import kotlinx.coroutines.withContext
  *   [WorkerPool.newSubpool] works as a dispatcher of its own, with its own mode and rejections.
  * - After the pool is shut down, blocks already accepted still run; a coroutine that resumes later is
  *   rejected as above, so it completes (cancelled) and `join()` returns.
+ * - `shutdownNow()` hands back a coroutine's block that waits in line (for its admission or its turn)
+ *   to its caller, as it does every waiting task. So that the coroutine does not stay suspended for
+ *   ever, when the pool terminates such a coroutine is refused as a closed pool refuses it: cancelled
+ *   with a [PoolClosedException] cause, finishing on [Dispatchers.IO] (a `withWorker` caller waiting
+ *   in line throws the [PoolClosedException]). Running a handed-back task afterwards does nothing:
+ *   each block runs once.
  */
 @JvmName("from")
 public fun WorkerPool.asCoroutineDispatcher(): CoroutineDispatcher = PoolDispatcher.of(this)

@@ -525,7 +525,6 @@ class AdapterReviewTest {
      * unless the caller runs the returned task it never completes, not even after cancel(); a due
      * delay in the same place is cancelled instead (DelayedResume.onCancel).
      */
-    @Disabled("FAULT: a coroutine whose resume waits in line at shutdownNow() is handed back and never told: it never completes, not even after cancel() (a due delay there is cancelled)")
     @Test
     fun resumeInLineHandedBackByShutdownNowStillCompletes() {
         val pool = pools.pool(1)
@@ -549,6 +548,48 @@ class AdapterReviewTest {
         job.cancel()
         val completed = kotlinx.coroutines.runBlocking { withTimeoutOrNull(3_000) { job.join() } != null }
         assertThat(completed).describedAs("coroutine completed after shutdownNow (%d tasks handed back)", handedBack.size).isTrue()
+    }
+
+    /**
+     * h10: the resume handed back by shutdownNow finishes on the fallback, cancelled with a
+     * PoolClosedException cause; running the handed-back task afterwards (as its caller may) does not
+     * run the coroutine's block a second time.
+     */
+    @Test
+    fun handedBackResumeFinishesOnFallbackOnceEvenIfCallerRunsIt() {
+        val pool = pools.pool(1)
+        val channel = Channel<Int>()
+        val cause = AtomicReference<Throwable>()
+        val resumedOn = ConcurrentLinkedQueue<Thread>()
+        val scope = kotlinx.coroutines.CoroutineScope(SupervisorJob())
+        val suspended = CompletableDeferred<Unit>()
+        val job = scope.launch(pool.asCoroutineDispatcher()) {
+            suspended.complete(Unit)
+            try {
+                channel.receive()
+            } finally {
+                resumedOn.add(Thread.currentThread())
+            }
+        }
+        job.invokeOnCompletion { cause.set(it) }
+        val gate = TestPools.Gate()
+        kotlinx.coroutines.runBlocking {
+            suspended.await()
+            awaitStats(pool, "suspended") { it.busy() == 0 }
+            gate.occupy(pool, 1)
+            launch(Dispatchers.IO) { channel.send(1) }
+            awaitStats(pool, "resume in line") { it.waiting() == 1 }
+        }
+        val handedBack = pool.shutdownNow()
+        assertThat(handedBack).hasSize(1)
+        gate.open()
+        val completed = kotlinx.coroutines.runBlocking { withTimeoutOrNull(5_000) { job.join() } != null }
+        assertThat(completed).isTrue()
+        assertThat(cause.get().causes().any { it is PoolClosedException }).describedAs("cause %s", cause.get()).isTrue()
+        handedBack.forEach { it.run() } // the caller of shutdownNow runs what it got back
+        assertThat(resumedOn).hasSize(1)
+        assertThat(resumedOn.single()).isNotSameAs(Thread.currentThread())
+        assertThat(pool.isOwnThread(resumedOn.single())).isFalse()
     }
 
     /** Dispatch while shutting down: never throws, never drops. */
@@ -904,7 +945,6 @@ class AdapterReviewTest {
      * a waiting caller wakes with PoolClosedException (guarantee 9; section 6: withWorker is the
      * admission API). Its start is handed back and nothing tells the caller.
      */
-    @Disabled("FAULT: a withWorker caller waiting in line at shutdownNow() never wakes (its start is handed back, onCancel is a no-op); only cancelling it ends the wait")
     @Test
     fun withWorkerWaitingAtShutdownNowWakesWithPoolClosed() {
         val pool = pools.pool(1)
@@ -935,7 +975,6 @@ class AdapterReviewTest {
      * runs: a closed pool must refuse it (cancelled, PoolClosedException cause, finishing on the
      * fallback) or let it run; its unit is handed back instead and the coroutine never completes.
      */
-    @Disabled("FAULT: a coroutine waiting for admission at shutdownNow() is handed back and never completes, not even after cancel()")
     @Test
     fun coroutineWaitingForAdmissionAtShutdownNowCompletes() {
         val pool = pools.pool(1)
