@@ -78,13 +78,27 @@ import java.util.concurrent.TimeUnit
  */
 @OptIn(InternalCoroutinesApi::class) // Delay: kotlinx's own executor dispatchers implement it too
 internal class PoolDispatcher private constructor(
-    val pool: WorkerPool,
+    pool: WorkerPool,
     /** The pool whose threads run this dispatcher's blocks: [pool], or the pool a view limits. */
     private val root: WorkerPool,
     private val label: String?,
     /** For a view: the pool's own dispatcher, whose units it shares (and keeps reachable); else null. */
     family: PoolDispatcher?,
+    /** For a view: the dispatcher it limits (the pool's, or a view's); else null. */
+    private val limits: PoolDispatcher? = null,
+    /** For a view: its bound. */
+    private val parallelism: Int = 0,
+    /** A view asked of a shut-down pool: its subpool is made on first use once the pool is open ([ready]). */
+    unbound: Boolean = false,
 ) : CoroutineDispatcher(), Delay {
+    /** The pool this dispatcher submits to: the pool itself, or a view's subpool (once [ready]). */
+    @Volatile
+    var pool: WorkerPool = pool
+        private set
+
+    @Volatile
+    private var unbound: Boolean = unbound
+
     /**
      * Jobs of the coroutines of this dispatcher's family (the pool's dispatcher and its views), each
      * with its lane; a job leaves when it completes.
@@ -96,6 +110,10 @@ internal class PoolDispatcher private constructor(
     private val watching = AtomicBoolean()
 
     override fun dispatch(context: CoroutineContext, block: Runnable) {
+        if (!ready()) {
+            reject(context, block, closedCause())
+            return
+        }
         val admission = context[WorkerAdmission]
         if (admission != null && admission.pool === pool && !admission.isBound) {
             dispatchAdmission(context, admission, block)
@@ -296,6 +314,10 @@ internal class PoolDispatcher private constructor(
      * (a [dev.warmpool.PoolClosedException]), as a dispatch to a closed pool would, so none hangs.
      */
     override fun scheduleResumeAfterDelay(timeMillis: Long, continuation: CancellableContinuation<Unit>) {
+        if (!ready()) {
+            continuation.cancel(rejectedBy(closedCause()))
+            return
+        }
         val timer = try {
             reopening { pool.schedule(DelayedResume(continuation), timeMillis.coerceAtLeast(0), TimeUnit.MILLISECONDS) }
         } catch (closed: RejectedExecutionException) {
@@ -348,6 +370,10 @@ internal class PoolDispatcher private constructor(
      * timeout is pending, see [TimeoutTimer].
      */
     override fun invokeOnTimeout(timeMillis: Long, block: Runnable, context: CoroutineContext): DisposableHandle {
+        if (!ready()) {
+            context.cancel(rejectedBy(closedCause()))
+            return DisposableHandle { }
+        }
         val timer = try {
             reopening { pool.schedule(TimeoutTimer(block, context), timeMillis.coerceAtLeast(0), TimeUnit.MILLISECONDS) }
         } catch (closed: RejectedExecutionException) {
@@ -396,7 +422,10 @@ internal class PoolDispatcher private constructor(
      * pool itself is shut down.
      */
     private fun reopenedAfterReboot(): Boolean {
-        if (pool === root || root.isShutdown) return false
+        val limited = limits ?: return false
+        if (root.isShutdown) return false
+        // A view of a view: the subpool it limits reopens first, or its own cannot.
+        if (limited.pool.isShutdown && !limited.reopenedAfterReboot()) return false
         if (pool.isShutdown) {
             try {
                 pool.reboot()
@@ -408,6 +437,31 @@ internal class PoolDispatcher private constructor(
         }
         return !pool.isShutdown
     }
+
+    /**
+     * Whether this dispatcher has a pool to submit to: false only for a view asked of a shut-down pool
+     * whose pool is still shut down. Such a view makes its subpool the first time it is used on the
+     * open pool, so it keeps its bound after a reboot.
+     */
+    private fun ready(): Boolean = !unbound || bindView()
+
+    private fun bindView(): Boolean = synchronized(this) {
+        if (!unbound) return true
+        val limited = limits!!
+        if (!limited.ready()) return false
+        try {
+            pool = limited.reopening { limited.pool.newSubpool(label ?: viewName(limited), parallelism, false, Int.MAX_VALUE) }
+        } catch (closed: RejectedExecutionException) {
+            return false
+        }
+        unbound = false
+        true
+    }
+
+    private fun viewName(limited: PoolDispatcher) = "${limited.pool.name()}.limitedParallelism($parallelism)"
+
+    /** Why an unbound view refuses: its pool is shut down. */
+    private fun closedCause() = PoolClosedException("pool '${root.name()}' is shut down")
 
     /** The kotlinx convention for a block the pool refused: cancel its coroutine, finish elsewhere. */
     private fun reject(context: CoroutineContext, block: Runnable, cause: RejectedExecutionException) {
@@ -438,23 +492,24 @@ internal class PoolDispatcher private constructor(
      */
     override fun limitedParallelism(parallelism: Int, name: String?): CoroutineDispatcher {
         require(parallelism >= 1) { "parallelism must be >= 1, was $parallelism" }
-        if (parallelism > MAX_CAPACITY || (pool !== root && parallelism >= pool.capacity())) return this
+        if (parallelism > MAX_CAPACITY || (limits != null && parallelism >= this.parallelism)) return this
         val subpool = try {
-            reopening {
-                pool.newSubpool(name ?: "${pool.name()}.limitedParallelism($parallelism)", parallelism, false, Int.MAX_VALUE)
-            }
+            if (!ready()) null else reopening { pool.newSubpool(name ?: viewName(this), parallelism, false, Int.MAX_VALUE) }
         } catch (closed: RejectedExecutionException) {
-            return this // a shut-down pool rejects every dispatch anyway, with the same exception
+            null
         }
-        return PoolDispatcher(subpool, root, name, family)
+        // A shut-down pool: a view that makes its subpool once the pool is open again (see [ready]).
+        return PoolDispatcher(subpool ?: pool, root, name, family, this, parallelism, unbound = subpool == null)
     }
 
     /** Whether [interceptor] runs its coroutines on this dispatcher's threads (this pool or a view). */
     fun isOnSamePool(interceptor: Any?): Boolean = interceptor is PoolDispatcher && interceptor.root === root
 
-    override fun equals(other: Any?): Boolean = other is PoolDispatcher && other.pool === pool
+    /** The pool's dispatchers are equal (see [asCoroutineDispatcher]); a view equals only itself. */
+    override fun equals(other: Any?): Boolean =
+        other === this || (other is PoolDispatcher && limits == null && other.limits == null && other.pool === pool)
 
-    override fun hashCode(): Int = System.identityHashCode(pool)
+    override fun hashCode(): Int = if (limits == null) System.identityHashCode(pool) else System.identityHashCode(this)
 
     override fun toString(): String = label ?: pool.toString()
 

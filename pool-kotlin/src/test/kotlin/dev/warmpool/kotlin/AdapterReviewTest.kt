@@ -389,7 +389,6 @@ class AdapterReviewTest {
      * `limitedParallelism` asked of a shut-down pool returns the pool's plain dispatcher; after
      * `reboot()` that "view" has no bound at all.
      */
-    @Disabled("FAULT: limitedParallelism(n) asked of a shut-down pool returns the unbounded pool dispatcher, which stays unbounded after reboot()")
     @Test
     fun viewMadeWhileShutDownKeepsItsBoundAfterReboot() {
         val pool = pools.pool(4)
@@ -901,7 +900,6 @@ class AdapterReviewTest {
      * A view of a view (`limitedParallelism` on a view) after the pool is shut down and rebooted,
      * used before the outer view is: it must work again like the outer view does.
      */
-    @Disabled("FAULT: a view of a view stays dead after shutdown + reboot unless the outer view is used first: its subpool's parent subpool is still terminated, so its coroutines are cancelled with PoolClosedException")
     @Test
     fun viewOfViewWorksAfterReboot() {
         val pool = pools.pool(4)
