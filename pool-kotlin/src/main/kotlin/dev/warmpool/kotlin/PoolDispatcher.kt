@@ -7,6 +7,7 @@ import dev.warmpool.PoolOverloadedException
 import dev.warmpool.SerialExecutor
 import dev.warmpool.WorkerPool
 import java.lang.ref.WeakReference
+import java.util.Collections
 import java.util.WeakHashMap
 import java.util.concurrent.ConcurrentHashMap
 import java.util.concurrent.atomic.AtomicBoolean
@@ -105,6 +106,23 @@ internal class PoolDispatcher private constructor(
      */
     private val units: ConcurrentHashMap<Job, CoroutineUnit> = family?.units ?: ConcurrentHashMap()
     private val family: PoolDispatcher = family ?: this
+
+    /**
+     * Failures this family has counted (weakly held, by identity). One exception may end two units on
+     * pool threads: a `withContext(view)` block's, then its caller's, which rethrows it (kotlinx may
+     * rethrow a copy whose cause is the original, to recover its stack trace). It is one failure,
+     * counted once (guarantee 8).
+     */
+    private val counted: MutableSet<Throwable> =
+        family?.counted ?: Collections.synchronizedSet(Collections.newSetFromMap(WeakHashMap()))
+
+    /** Whether [failure] is not yet counted in this family; if so it is now. */
+    private fun firstCount(failure: Throwable): Boolean {
+        val original = failure.cause?.takeIf { it.javaClass == failure.javaClass }
+        if (failure in counted || (original != null && original in counted)) return false
+        counted += failure
+        return true
+    }
 
     /** Whether a termination hook is registered on this generation of [pool] (see [watchTermination]). */
     private val watching = AtomicBoolean()
@@ -341,14 +359,41 @@ internal class PoolDispatcher private constructor(
         /** Resumes the coroutine here, as its unit's run would: a failure it throws is counted. */
         @OptIn(ExperimentalCoroutinesApi::class) // resumeUndispatched, as kotlinx's executor dispatchers use it
         override fun run() {
-            val unit = continuation.context[Job]?.let { units[it] }
-            unit?.enter()
+            val job = continuation.context[Job]
+            val unit = job?.let { units[it] }
+            if (unit == null && job != null) {
+                runUnitless(job)
+                return
+            }
+            val outer = unit?.enter()
             try {
                 with(continuation) { this@PoolDispatcher.resumeUndispatched(Unit) }
             } finally {
-                unit?.leave()
+                unit?.leave(outer)
             }
             unit?.rethrowFailure()
+        }
+
+        /**
+         * The job has no unit: a scope (`coroutineScope`, `withTimeout`) or a child started undispatched,
+         * first resumed by this timer. A failure it starts cancelling with on this thread is counted here,
+         * as a unit counts its coroutine's: a scope's caller, resumed in place when the scope ends, then
+         * rethrows it on this thread without a unit of its own running, so nobody else would count it.
+         */
+        @OptIn(ExperimentalCoroutinesApi::class, InternalCoroutinesApi::class)
+        private fun runUnitless(job: Job) {
+            val thread = Thread.currentThread()
+            var failure: Throwable? = null
+            val handle = job.invokeOnCompletion(onCancelling = true, invokeImmediately = false) { cause ->
+                if (cause != null && cause !is CancellationException && Thread.currentThread() === thread) failure = cause
+            }
+            try {
+                with(continuation) { this@PoolDispatcher.resumeUndispatched(Unit) }
+            } finally {
+                handle.dispose()
+            }
+            val f = failure ?: return
+            if (firstCount(f)) throw f
         }
 
         override fun onFailure(failure: Throwable) {
@@ -543,10 +588,11 @@ internal class PoolDispatcher private constructor(
         @Volatile
         var admission: WorkerAdmission? = null
 
-        // The thread running this unit's block now, and the failure heard on it: both touched by that
-        // thread only (a stale read on another thread never equals that thread).
-        private var runner: Thread? = null
-        private var failure: Throwable? = null
+        // The failure heard on a thread that runs this unit's block. Which unit a thread runs is a
+        // thread-local ([running]): a due delay's resume may run the coroutine on another worker while
+        // the first is still leaving (or, if the timer beat the suspension, the first continues it in
+        // place), so one shared "runner" field lost the failure in that race.
+        private val failure = AtomicReference<Throwable?>()
 
         /** Registers the completion (forget) and, for a coroutine, cancelling (failure) handlers. */
         @OptIn(InternalCoroutinesApi::class) // onCancelling: heard on the thread where the body threw
@@ -567,34 +613,32 @@ internal class PoolDispatcher private constructor(
 
         /** Runs [block] and throws the failure its coroutine started cancelling with, if any. */
         override fun runTracked(block: Runnable) {
-            enter()
+            val outer = enter()
             try {
                 block.run()
             } finally {
-                leave()
+                leave(outer)
             }
             rethrowFailure()
         }
 
-        /** The current thread runs this coroutine now (its unit's run, or a due delay's resume). */
-        fun enter() {
-            runner = Thread.currentThread()
-        }
+        /**
+         * The current thread runs this coroutine now (its unit's run, or a due delay's resume); returns
+         * the unit it ran before, for [leave].
+         */
+        fun enter(): CoroutineUnit? = running.get().also { running.set(this) }
 
-        fun leave() {
-            runner = null
-        }
+        fun leave(outer: CoroutineUnit?) = running.set(outer)
 
         /** Throws the failure heard while this thread ran the coroutine, for the pool to count. */
         fun rethrowFailure() {
-            val f = failure ?: return
-            failure = null
-            throw f
+            val f = failure.getAndSet(null) ?: return
+            if (owner.firstCount(f)) throw f
         }
 
         private fun cancelling(cause: Throwable?) {
-            if (cause != null && cause !is CancellationException && runner === Thread.currentThread()) {
-                failure = cause
+            if (cause != null && cause !is CancellationException && running.get() === this) {
+                failure.set(cause)
             }
         }
 
@@ -638,6 +682,9 @@ internal class PoolDispatcher private constructor(
     companion object {
         /** Core's largest capacity (`WorkerPool.Builder.capacity`): no pool runs more at once. */
         private const val MAX_CAPACITY = 131_072
+
+        /** The unit whose block the current thread runs, if any (see [CoroutineUnit.enter]). */
+        private val running = ThreadLocal<CoroutineUnit?>()
 
         /** Steps of [reachesAdmittedWork]: far more than scopes nest in practice. */
         private const val MAX_WALK = 1_000

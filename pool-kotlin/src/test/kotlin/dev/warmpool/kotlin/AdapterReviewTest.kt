@@ -148,7 +148,6 @@ class AdapterReviewTest {
      * unit when the delay's timer resumes it; the body then throws on the pool's worker and the caller
      * rethrows it in place. Neither unit is "running" on that thread, so nobody counts it.
      */
-    @Disabled("FAULT: a failure thrown by a scope (coroutineScope, withTimeout) resumed by its first delay on the pool is counted 0 times in stats().failed and the explicit failure handler never sees it")
     @ParameterizedTest(name = "withTimeout={0}")
     @ValueSource(booleans = [false, true])
     fun failureInScopeAfterDelayCountedOnce(timeout: Boolean) {
@@ -173,7 +172,6 @@ class AdapterReviewTest {
      * one failing user block; the view's unit counts it, and then the caller, resumed by a dispatch,
      * rethrows it and its unit counts it again.
      */
-    @Disabled("FAULT: one exception thrown in withContext(view) from a coroutine on the pool is counted twice in stats().failed and the explicit failure handler sees it twice")
     @Test
     fun failureThroughWithContextOnViewCountedOnce() {
         val seen = ConcurrentLinkedQueue<Throwable>()
