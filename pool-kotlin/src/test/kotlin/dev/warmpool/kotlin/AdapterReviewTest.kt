@@ -589,6 +589,32 @@ class AdapterReviewTest {
         assertThat(pool.isOwnThread(resumedOn.single())).isFalse()
     }
 
+    /**
+     * h10: the same for a coroutine waiting for a seat of a `limitedParallelism` view when the pool's
+     * shutdownNow runs: the view's subpool terminates with the pool and the coroutine completes,
+     * cancelled with a PoolClosedException cause, off the pool.
+     */
+    @Test
+    fun coroutineWaitingOnViewAtShutdownNowCompletes() {
+        val pool = pools.pool(2)
+        val view = pool.asCoroutineDispatcher().limitedParallelism(1)
+        val hold = CountDownLatch(1)
+        val scope = kotlinx.coroutines.CoroutineScope(SupervisorJob())
+        val started = CountDownLatch(1)
+        val first = scope.launch(view) { started.countDown(); try { hold.await() } catch (stopped: InterruptedException) { } }
+        assertThat(started.await(5, TimeUnit.SECONDS)).isTrue()
+        val ran = AtomicBoolean()
+        val cause = AtomicReference<Throwable>()
+        val second = scope.launch(view) { ran.set(true) }
+        second.invokeOnCompletion { cause.set(it) }
+        pool.shutdownNow()
+        hold.countDown()
+        val completed = kotlinx.coroutines.runBlocking { withTimeoutOrNull(5_000) { second.join(); first.join() } != null }
+        assertThat(completed).isTrue()
+        assertThat(ran.get()).isFalse()
+        assertThat(cause.get().causes().any { it is PoolClosedException }).describedAs("cause %s", cause.get()).isTrue()
+    }
+
     /** Dispatch while shutting down: never throws, never drops. */
     @Test
     fun dispatchDuringShutdownCompletesSomewhere() {
