@@ -186,6 +186,27 @@ class AdapterReviewTest {
         assertCountedOnce(pool, seen, boom)
     }
 
+    /**
+     * h10: r3's "await rethrow" shape: an async on the pool (or a view) inside a supervisorScope fails,
+     * and the pool coroutine awaiting it rethrows the same exception in its own run: one failure.
+     */
+    @ParameterizedTest(name = "view={0}")
+    @ValueSource(booleans = [false, true])
+    fun failureRethrownByAwaitCountedOnce(onView: Boolean) {
+        val seen = ConcurrentLinkedQueue<Throwable>()
+        val pool = failurePool(capacity = 4, seen = seen)
+        val target = if (onView) pool.asCoroutineDispatcher().limitedParallelism(2) else pool.asCoroutineDispatcher()
+        val boom = Boom("await")
+        pools.runBlocking {
+            launch(pool.asCoroutineDispatcher() + SupervisorJob() + quiet()) {
+                kotlinx.coroutines.supervisorScope {
+                    async(target) { throw boom }.await()
+                }
+            }.join()
+        }
+        assertCountedOnce(pool, seen, boom)
+    }
+
     // ---------------------------------------------------------------- guarantee 6: resumes never rejected
 
     private fun interface ResumePath {
