@@ -7,8 +7,10 @@ import dev.warmpool.PoolOverloadedException
 import dev.warmpool.SerialExecutor
 import dev.warmpool.WorkerPool
 import java.lang.ref.WeakReference
+import java.util.Collections
 import java.util.WeakHashMap
 import java.util.concurrent.ConcurrentHashMap
+import java.util.concurrent.atomic.AtomicBoolean
 import java.util.concurrent.atomic.AtomicReference
 import java.util.concurrent.RejectedExecutionException
 import kotlin.coroutines.Continuation
@@ -65,16 +67,39 @@ import java.util.concurrent.TimeUnit
  *
  * **withWorker.** The first dispatch whose context holds an unbound [WorkerAdmission] is the start
  * of a [withWorker] block: see [dispatchAdmission]. Its later dispatches are ordinary.
+ *
+ * **Handed back by `shutdownNow`.** `shutdownNow()` returns a unit whose block waits in line (a first
+ * dispatch waiting for admission, a resume waiting its turn, a `withWorker` start) to its caller, and
+ * nothing else tells the coroutine: it would stay suspended for ever. So each dispatcher watches its
+ * pool's termination ([watchTermination]); then every unit of it whose block has not run is refused
+ * as a closed pool refuses a dispatch: the coroutine is cancelled with a [PoolClosedException] cause
+ * and its block finishes on [Dispatchers.IO] (a waiting `withWorker` caller throws the
+ * [PoolClosedException]). The block is taken from the unit with one CAS, so if the caller of
+ * `shutdownNow` runs the handed-back task, that run finds nothing to do: the block runs exactly once.
  */
 @OptIn(InternalCoroutinesApi::class) // Delay: kotlinx's own executor dispatchers implement it too
 internal class PoolDispatcher private constructor(
-    val pool: WorkerPool,
+    pool: WorkerPool,
     /** The pool whose threads run this dispatcher's blocks: [pool], or the pool a view limits. */
     private val root: WorkerPool,
     private val label: String?,
     /** For a view: the pool's own dispatcher, whose units it shares (and keeps reachable); else null. */
     family: PoolDispatcher?,
+    /** For a view: the dispatcher it limits (the pool's, or a view's); else null. */
+    private val limits: PoolDispatcher? = null,
+    /** For a view: its bound. */
+    private val parallelism: Int = 0,
+    /** A view asked of a shut-down pool: its subpool is made on first use once the pool is open ([ready]). */
+    unbound: Boolean = false,
 ) : CoroutineDispatcher(), Delay {
+    /** The pool this dispatcher submits to: the pool itself, or a view's subpool (once [ready]). */
+    @Volatile
+    var pool: WorkerPool = pool
+        private set
+
+    @Volatile
+    private var unbound: Boolean = unbound
+
     /**
      * Jobs of the coroutines of this dispatcher's family (the pool's dispatcher and its views), each
      * with its lane; a job leaves when it completes.
@@ -82,7 +107,31 @@ internal class PoolDispatcher private constructor(
     private val units: ConcurrentHashMap<Job, CoroutineUnit> = family?.units ?: ConcurrentHashMap()
     private val family: PoolDispatcher = family ?: this
 
+    /**
+     * Failures this family has counted (weakly held, by identity). One exception may end two units on
+     * pool threads: a `withContext(view)` block's, then its caller's, which rethrows it (kotlinx may
+     * rethrow a copy whose cause is the original, to recover its stack trace). It is one failure,
+     * counted once (guarantee 8).
+     */
+    private val counted: MutableSet<Throwable> =
+        family?.counted ?: Collections.synchronizedSet(Collections.newSetFromMap(WeakHashMap()))
+
+    /** Whether [failure] is not yet counted in this family; if so it is now. */
+    private fun firstCount(failure: Throwable): Boolean {
+        val original = failure.cause?.takeIf { it.javaClass == failure.javaClass }
+        if (failure in counted || (original != null && original in counted)) return false
+        counted += failure
+        return true
+    }
+
+    /** Whether a termination hook is registered on this generation of [pool] (see [watchTermination]). */
+    private val watching = AtomicBoolean()
+
     override fun dispatch(context: CoroutineContext, block: Runnable) {
+        if (!ready()) {
+            reject(context, block, closedCause())
+            return
+        }
         val admission = context[WorkerAdmission]
         if (admission != null && admission.pool === pool && !admission.isBound) {
             dispatchAdmission(context, admission, block)
@@ -119,6 +168,7 @@ internal class PoolDispatcher private constructor(
 
     /** First dispatch of [job] here: gives it a unit whose lane is admitted (or rejected) now. */
     private fun admit(job: Job, context: CoroutineContext, block: Runnable) {
+        watchTermination()
         val unit = CoroutineUnit(job, this, context)
         // Registered before the lane runs anything: the coroutine may resume before admit returns.
         val raced = units.putIfAbsent(job, unit)
@@ -226,7 +276,9 @@ internal class PoolDispatcher private constructor(
      */
     private fun dispatchAdmission(context: CoroutineContext, admission: WorkerAdmission, block: Runnable) {
         val job = context[Job] ?: error("withWorker always dispatches with a job")
+        watchTermination()
         val unit = CoroutineUnit(job, this, context)
+        unit.admission = admission
         if (!admission.bind(context, unit, block)) {
             return // withdrawn before it was ever queued
         }
@@ -240,7 +292,36 @@ internal class PoolDispatcher private constructor(
             return
         }
         admission.queued()
+        // Handed back and swept while still PENDING (the sweep leaves a PENDING start alone): refuse it now.
+        if (pool.isTerminated) unit.handedBack(::handedBackCause)
     }
+
+    /**
+     * Registers [sweepHandedBack] on the pool's termination once per generation (a rebooted pool has a
+     * fresh termination; the hook clears [watching] so the next unit registers on it). Called before a
+     * unit is made, so a unit queued in a generation is swept when that generation terminates.
+     */
+    private fun watchTermination() {
+        if (watching.get() || !watching.compareAndSet(false, true)) return
+        pool.whenTerminated().thenRun {
+            watching.set(false)
+            sweepHandedBack()
+        }
+    }
+
+    /**
+     * The pool terminated: a unit of this dispatcher whose block is still waiting was handed back by
+     * `shutdownNow` (a graceful shutdown runs every block in line before it terminates). Refuses it, so
+     * the coroutine completes (see the class notes).
+     */
+    private fun sweepHandedBack() {
+        for (unit in units.values) {
+            if (unit.owner === this) unit.handedBack(::handedBackCause)
+        }
+    }
+
+    private fun handedBackCause() =
+        PoolClosedException("pool '${pool.name()}' was shut down (shutdownNow) while this coroutine waited in its line")
 
     /**
      * `delay` on this dispatcher waits on the pool's shared timer, not on kotlinx's
@@ -251,6 +332,10 @@ internal class PoolDispatcher private constructor(
      * (a [dev.warmpool.PoolClosedException]), as a dispatch to a closed pool would, so none hangs.
      */
     override fun scheduleResumeAfterDelay(timeMillis: Long, continuation: CancellableContinuation<Unit>) {
+        if (!ready()) {
+            continuation.cancel(rejectedBy(closedCause()))
+            return
+        }
         val timer = try {
             reopening { pool.schedule(DelayedResume(continuation), timeMillis.coerceAtLeast(0), TimeUnit.MILLISECONDS) }
         } catch (closed: RejectedExecutionException) {
@@ -274,14 +359,41 @@ internal class PoolDispatcher private constructor(
         /** Resumes the coroutine here, as its unit's run would: a failure it throws is counted. */
         @OptIn(ExperimentalCoroutinesApi::class) // resumeUndispatched, as kotlinx's executor dispatchers use it
         override fun run() {
-            val unit = continuation.context[Job]?.let { units[it] }
-            unit?.enter()
+            val job = continuation.context[Job]
+            val unit = job?.let { units[it] }
+            if (unit == null && job != null) {
+                runUnitless(job)
+                return
+            }
+            val outer = unit?.enter()
             try {
                 with(continuation) { this@PoolDispatcher.resumeUndispatched(Unit) }
             } finally {
-                unit?.leave()
+                unit?.leave(outer)
             }
             unit?.rethrowFailure()
+        }
+
+        /**
+         * The job has no unit: a scope (`coroutineScope`, `withTimeout`) or a child started undispatched,
+         * first resumed by this timer. A failure it starts cancelling with on this thread is counted here,
+         * as a unit counts its coroutine's: a scope's caller, resumed in place when the scope ends, then
+         * rethrows it on this thread without a unit of its own running, so nobody else would count it.
+         */
+        @OptIn(ExperimentalCoroutinesApi::class, InternalCoroutinesApi::class)
+        private fun runUnitless(job: Job) {
+            val thread = Thread.currentThread()
+            var failure: Throwable? = null
+            val handle = job.invokeOnCompletion(onCancelling = true, invokeImmediately = false) { cause ->
+                if (cause != null && cause !is CancellationException && Thread.currentThread() === thread) failure = cause
+            }
+            try {
+                with(continuation) { this@PoolDispatcher.resumeUndispatched(Unit) }
+            } finally {
+                handle.dispose()
+            }
+            val f = failure ?: return
+            if (firstCount(f)) throw f
         }
 
         override fun onFailure(failure: Throwable) {
@@ -303,6 +415,10 @@ internal class PoolDispatcher private constructor(
      * timeout is pending, see [TimeoutTimer].
      */
     override fun invokeOnTimeout(timeMillis: Long, block: Runnable, context: CoroutineContext): DisposableHandle {
+        if (!ready()) {
+            context.cancel(rejectedBy(closedCause()))
+            return DisposableHandle { }
+        }
         val timer = try {
             reopening { pool.schedule(TimeoutTimer(block, context), timeMillis.coerceAtLeast(0), TimeUnit.MILLISECONDS) }
         } catch (closed: RejectedExecutionException) {
@@ -351,7 +467,10 @@ internal class PoolDispatcher private constructor(
      * pool itself is shut down.
      */
     private fun reopenedAfterReboot(): Boolean {
-        if (pool === root || root.isShutdown) return false
+        val limited = limits ?: return false
+        if (root.isShutdown) return false
+        // A view of a view: the subpool it limits reopens first, or its own cannot.
+        if (limited.pool.isShutdown && !limited.reopenedAfterReboot()) return false
         if (pool.isShutdown) {
             try {
                 pool.reboot()
@@ -363,6 +482,31 @@ internal class PoolDispatcher private constructor(
         }
         return !pool.isShutdown
     }
+
+    /**
+     * Whether this dispatcher has a pool to submit to: false only for a view asked of a shut-down pool
+     * whose pool is still shut down. Such a view makes its subpool the first time it is used on the
+     * open pool, so it keeps its bound after a reboot.
+     */
+    private fun ready(): Boolean = !unbound || bindView()
+
+    private fun bindView(): Boolean = synchronized(this) {
+        if (!unbound) return true
+        val limited = limits!!
+        if (!limited.ready()) return false
+        try {
+            pool = limited.reopening { limited.pool.newSubpool(label ?: viewName(limited), parallelism, false, Int.MAX_VALUE) }
+        } catch (closed: RejectedExecutionException) {
+            return false
+        }
+        unbound = false
+        true
+    }
+
+    private fun viewName(limited: PoolDispatcher) = "${limited.pool.name()}.limitedParallelism($parallelism)"
+
+    /** Why an unbound view refuses: its pool is shut down. */
+    private fun closedCause() = PoolClosedException("pool '${root.name()}' is shut down")
 
     /** The kotlinx convention for a block the pool refused: cancel its coroutine, finish elsewhere. */
     private fun reject(context: CoroutineContext, block: Runnable, cause: RejectedExecutionException) {
@@ -393,23 +537,24 @@ internal class PoolDispatcher private constructor(
      */
     override fun limitedParallelism(parallelism: Int, name: String?): CoroutineDispatcher {
         require(parallelism >= 1) { "parallelism must be >= 1, was $parallelism" }
-        if (parallelism > MAX_CAPACITY || (pool !== root && parallelism >= pool.capacity())) return this
+        if (parallelism > MAX_CAPACITY || (limits != null && parallelism >= this.parallelism)) return this
         val subpool = try {
-            reopening {
-                pool.newSubpool(name ?: "${pool.name()}.limitedParallelism($parallelism)", parallelism, false, Int.MAX_VALUE)
-            }
+            if (!ready()) null else reopening { pool.newSubpool(name ?: viewName(this), parallelism, false, Int.MAX_VALUE) }
         } catch (closed: RejectedExecutionException) {
-            return this // a shut-down pool rejects every dispatch anyway, with the same exception
+            null
         }
-        return PoolDispatcher(subpool, root, name, family)
+        // A shut-down pool: a view that makes its subpool once the pool is open again (see [ready]).
+        return PoolDispatcher(subpool ?: pool, root, name, family, this, parallelism, unbound = subpool == null)
     }
 
     /** Whether [interceptor] runs its coroutines on this dispatcher's threads (this pool or a view). */
     fun isOnSamePool(interceptor: Any?): Boolean = interceptor is PoolDispatcher && interceptor.root === root
 
-    override fun equals(other: Any?): Boolean = other is PoolDispatcher && other.pool === pool
+    /** The pool's dispatchers are equal (see [asCoroutineDispatcher]); a view equals only itself. */
+    override fun equals(other: Any?): Boolean =
+        other === this || (other is PoolDispatcher && limits == null && other.limits == null && other.pool === pool)
 
-    override fun hashCode(): Int = System.identityHashCode(pool)
+    override fun hashCode(): Int = if (limits == null) System.identityHashCode(pool) else System.identityHashCode(this)
 
     override fun toString(): String = label ?: pool.toString()
 
@@ -439,10 +584,15 @@ internal class PoolDispatcher private constructor(
         val isCoroutine: Boolean = job is Continuation<*>
         private val pending = AtomicReference<Runnable?>()
 
-        // The thread running this unit's block now, and the failure heard on it: both touched by that
-        // thread only (a stale read on another thread never equals that thread).
-        private var runner: Thread? = null
-        private var failure: Throwable? = null
+        /** For the unit of a [withWorker] call: its admission, whose start this lane carries. */
+        @Volatile
+        var admission: WorkerAdmission? = null
+
+        // The failure heard on a thread that runs this unit's block. Which unit a thread runs is a
+        // thread-local ([running]): a due delay's resume may run the coroutine on another worker while
+        // the first is still leaving (or, if the timer beat the suspension, the first continues it in
+        // place), so one shared "runner" field lost the failure in that race.
+        private val failure = AtomicReference<Throwable?>()
 
         /** Registers the completion (forget) and, for a coroutine, cancelling (failure) handlers. */
         @OptIn(InternalCoroutinesApi::class) // onCancelling: heard on the thread where the body threw
@@ -463,34 +613,32 @@ internal class PoolDispatcher private constructor(
 
         /** Runs [block] and throws the failure its coroutine started cancelling with, if any. */
         override fun runTracked(block: Runnable) {
-            enter()
+            val outer = enter()
             try {
                 block.run()
             } finally {
-                leave()
+                leave(outer)
             }
             rethrowFailure()
         }
 
-        /** The current thread runs this coroutine now (its unit's run, or a due delay's resume). */
-        fun enter() {
-            runner = Thread.currentThread()
-        }
+        /**
+         * The current thread runs this coroutine now (its unit's run, or a due delay's resume); returns
+         * the unit it ran before, for [leave].
+         */
+        fun enter(): CoroutineUnit? = running.get().also { running.set(this) }
 
-        fun leave() {
-            runner = null
-        }
+        fun leave(outer: CoroutineUnit?) = running.set(outer)
 
         /** Throws the failure heard while this thread ran the coroutine, for the pool to count. */
         fun rethrowFailure() {
-            val f = failure ?: return
-            failure = null
-            throw f
+            val f = failure.getAndSet(null) ?: return
+            if (owner.firstCount(f)) throw f
         }
 
         private fun cancelling(cause: Throwable?) {
-            if (cause != null && cause !is CancellationException && runner === Thread.currentThread()) {
-                failure = cause
+            if (cause != null && cause !is CancellationException && running.get() === this) {
+                failure.set(cause)
             }
         }
 
@@ -510,6 +658,21 @@ internal class PoolDispatcher private constructor(
             owner.reject(context, block, cause)
         }
 
+        /**
+         * The pool terminated: a block still held here was handed back by `shutdownNow` and never ran.
+         * Refuses it, as a closed pool refuses a dispatch; the CAS makes a later run of the
+         * handed-back unit a no-op.
+         */
+        fun handedBack(cause: () -> PoolClosedException) {
+            val a = admission
+            if (a != null) {
+                a.handedBack(cause)
+                return
+            }
+            val block = pending.getAndSet(null) ?: return
+            owner.reject(context, block, cause())
+        }
+
         /** The job completed: forget it. */
         override fun invoke(cause: Throwable?) {
             owner.units.remove(job, this)
@@ -519,6 +682,9 @@ internal class PoolDispatcher private constructor(
     companion object {
         /** Core's largest capacity (`WorkerPool.Builder.capacity`): no pool runs more at once. */
         private const val MAX_CAPACITY = 131_072
+
+        /** The unit whose block the current thread runs, if any (see [CoroutineUnit.enter]). */
+        private val running = ThreadLocal<CoroutineUnit?>()
 
         /** Steps of [reachesAdmittedWork]: far more than scopes nest in practice. */
         private const val MAX_WALK = 1_000

@@ -49,10 +49,18 @@ import kotlinx.coroutines.withContext
  *   that never runs more than `n` blocks at once, also after the pool is resized (so also for
  *   `n >= capacity`): a core subpool ([WorkerPool.newSubpool]) in blocking mode with an unbounded line,
  *   so, like kotlinx's views, it is not rejected for load (on a nonblocking pool too); only a shut-down
- *   pool rejects. A view reopens when its pool is rebooted. A subpool made with
+ *   pool rejects. A view reopens when its pool is rebooted, a view of a view too. A view asked of a
+ *   shut-down pool refuses as that pool does and gets its bound the first time it is used on the
+ *   rebooted pool (it is never the unbounded pool dispatcher). A subpool made with
  *   [WorkerPool.newSubpool] works as a dispatcher of its own, with its own mode and rejections.
  * - After the pool is shut down, blocks already accepted still run; a coroutine that resumes later is
  *   rejected as above, so it completes (cancelled) and `join()` returns.
+ * - `shutdownNow()` hands back a coroutine's block that waits in line (for its admission or its turn)
+ *   to its caller, as it does every waiting task. So that the coroutine does not stay suspended for
+ *   ever, when the pool terminates such a coroutine is refused as a closed pool refuses it: cancelled
+ *   with a [PoolClosedException] cause, finishing on [Dispatchers.IO] (a `withWorker` caller waiting
+ *   in line throws the [PoolClosedException]). Running a handed-back task afterwards does nothing:
+ *   each block runs once.
  */
 @JvmName("from")
 public fun WorkerPool.asCoroutineDispatcher(): CoroutineDispatcher = PoolDispatcher.of(this)

@@ -38,6 +38,8 @@ internal interface AdmittedUnit {
  *   PENDING -> REJECTED   the pool refused the start; it runs on the fallback only to throw that
  *   QUEUED  -> REJECTED   the start waited in line past `maxWaitInLine` (also from PENDING, if the
  *                         expiry beats [queued]): the same, with the pool's PoolOverloadedException
+ *   QUEUED  -> REJECTED   the pool terminated after `shutdownNow` handed the start back: the same,
+ *                         with a PoolClosedException ([handedBack])
  *   PENDING -> CANCELLED  the caller was cancelled before the start was queued; whoever sees it
  *                         next (bind or queued) sends the start to the fallback
  *   QUEUED  -> CANCELLED  the caller was cancelled while waiting: the lane is closed (its queued start
@@ -139,6 +141,19 @@ internal class WorkerAdmission(
         rejection = cause
         state.compareAndSet(PENDING, REJECTED) // if cancelled meanwhile, enter throws a cancellation
         Dispatchers.IO.dispatch(context, block)
+    }
+
+    /**
+     * The pool terminated with the start still queued: `shutdownNow` handed it back. Refused as a
+     * closed pool refuses it, so the caller wakes with the [dev.warmpool.PoolClosedException] instead
+     * of waiting for ever; if the caller of `shutdownNow` runs the start, it finds REJECTED and does
+     * nothing. (A start still PENDING is left to [rejected] or [queued], which the dispatching thread
+     * is about to call.)
+     */
+    fun handedBack(cause: () -> RejectedExecutionException) {
+        if (state.get() != QUEUED) return
+        rejection = cause() // published by the CAS below; read only in REJECTED
+        if (state.compareAndSet(QUEUED, REJECTED)) Dispatchers.IO.dispatch(context, block)
     }
 
     /** The caller's watch job completed; a non-null cause means the caller is being cancelled. */

@@ -148,7 +148,6 @@ class AdapterReviewTest {
      * unit when the delay's timer resumes it; the body then throws on the pool's worker and the caller
      * rethrows it in place. Neither unit is "running" on that thread, so nobody counts it.
      */
-    @Disabled("FAULT: a failure thrown by a scope (coroutineScope, withTimeout) resumed by its first delay on the pool is counted 0 times in stats().failed and the explicit failure handler never sees it")
     @ParameterizedTest(name = "withTimeout={0}")
     @ValueSource(booleans = [false, true])
     fun failureInScopeAfterDelayCountedOnce(timeout: Boolean) {
@@ -173,7 +172,6 @@ class AdapterReviewTest {
      * one failing user block; the view's unit counts it, and then the caller, resumed by a dispatch,
      * rethrows it and its unit counts it again.
      */
-    @Disabled("FAULT: one exception thrown in withContext(view) from a coroutine on the pool is counted twice in stats().failed and the explicit failure handler sees it twice")
     @Test
     fun failureThroughWithContextOnViewCountedOnce() {
         val seen = ConcurrentLinkedQueue<Throwable>()
@@ -183,6 +181,27 @@ class AdapterReviewTest {
         pools.runBlocking {
             launch(pool.asCoroutineDispatcher() + SupervisorJob() + quiet()) {
                 withContext(view) { throw boom }
+            }.join()
+        }
+        assertCountedOnce(pool, seen, boom)
+    }
+
+    /**
+     * h10: r3's "await rethrow" shape: an async on the pool (or a view) inside a supervisorScope fails,
+     * and the pool coroutine awaiting it rethrows the same exception in its own run: one failure.
+     */
+    @ParameterizedTest(name = "view={0}")
+    @ValueSource(booleans = [false, true])
+    fun failureRethrownByAwaitCountedOnce(onView: Boolean) {
+        val seen = ConcurrentLinkedQueue<Throwable>()
+        val pool = failurePool(capacity = 4, seen = seen)
+        val target = if (onView) pool.asCoroutineDispatcher().limitedParallelism(2) else pool.asCoroutineDispatcher()
+        val boom = Boom("await")
+        pools.runBlocking {
+            launch(pool.asCoroutineDispatcher() + SupervisorJob() + quiet()) {
+                kotlinx.coroutines.supervisorScope {
+                    async(target) { throw boom }.await()
+                }
             }.join()
         }
         assertCountedOnce(pool, seen, boom)
@@ -389,7 +408,6 @@ class AdapterReviewTest {
      * `limitedParallelism` asked of a shut-down pool returns the pool's plain dispatcher; after
      * `reboot()` that "view" has no bound at all.
      */
-    @Disabled("FAULT: limitedParallelism(n) asked of a shut-down pool returns the unbounded pool dispatcher, which stays unbounded after reboot()")
     @Test
     fun viewMadeWhileShutDownKeepsItsBoundAfterReboot() {
         val pool = pools.pool(4)
@@ -525,7 +543,6 @@ class AdapterReviewTest {
      * unless the caller runs the returned task it never completes, not even after cancel(); a due
      * delay in the same place is cancelled instead (DelayedResume.onCancel).
      */
-    @Disabled("FAULT: a coroutine whose resume waits in line at shutdownNow() is handed back and never told: it never completes, not even after cancel() (a due delay there is cancelled)")
     @Test
     fun resumeInLineHandedBackByShutdownNowStillCompletes() {
         val pool = pools.pool(1)
@@ -549,6 +566,74 @@ class AdapterReviewTest {
         job.cancel()
         val completed = kotlinx.coroutines.runBlocking { withTimeoutOrNull(3_000) { job.join() } != null }
         assertThat(completed).describedAs("coroutine completed after shutdownNow (%d tasks handed back)", handedBack.size).isTrue()
+    }
+
+    /**
+     * h10: the resume handed back by shutdownNow finishes on the fallback, cancelled with a
+     * PoolClosedException cause; running the handed-back task afterwards (as its caller may) does not
+     * run the coroutine's block a second time.
+     */
+    @Test
+    fun handedBackResumeFinishesOnFallbackOnceEvenIfCallerRunsIt() {
+        val pool = pools.pool(1)
+        val channel = Channel<Int>()
+        val cause = AtomicReference<Throwable>()
+        val resumedOn = ConcurrentLinkedQueue<Thread>()
+        val scope = kotlinx.coroutines.CoroutineScope(SupervisorJob())
+        val suspended = CompletableDeferred<Unit>()
+        val job = scope.launch(pool.asCoroutineDispatcher()) {
+            suspended.complete(Unit)
+            try {
+                channel.receive()
+            } finally {
+                resumedOn.add(Thread.currentThread())
+            }
+        }
+        job.invokeOnCompletion { cause.set(it) }
+        val gate = TestPools.Gate()
+        kotlinx.coroutines.runBlocking {
+            suspended.await()
+            awaitStats(pool, "suspended") { it.busy() == 0 }
+            gate.occupy(pool, 1)
+            launch(Dispatchers.IO) { channel.send(1) }
+            awaitStats(pool, "resume in line") { it.waiting() == 1 }
+        }
+        val handedBack = pool.shutdownNow()
+        assertThat(handedBack).hasSize(1)
+        gate.open()
+        val completed = kotlinx.coroutines.runBlocking { withTimeoutOrNull(5_000) { job.join() } != null }
+        assertThat(completed).isTrue()
+        assertThat(cause.get().causes().any { it is PoolClosedException }).describedAs("cause %s", cause.get()).isTrue()
+        handedBack.forEach { it.run() } // the caller of shutdownNow runs what it got back
+        assertThat(resumedOn).hasSize(1)
+        assertThat(resumedOn.single()).isNotSameAs(Thread.currentThread())
+        assertThat(pool.isOwnThread(resumedOn.single())).isFalse()
+    }
+
+    /**
+     * h10: the same for a coroutine waiting for a seat of a `limitedParallelism` view when the pool's
+     * shutdownNow runs: the view's subpool terminates with the pool and the coroutine completes,
+     * cancelled with a PoolClosedException cause, off the pool.
+     */
+    @Test
+    fun coroutineWaitingOnViewAtShutdownNowCompletes() {
+        val pool = pools.pool(2)
+        val view = pool.asCoroutineDispatcher().limitedParallelism(1)
+        val hold = CountDownLatch(1)
+        val scope = kotlinx.coroutines.CoroutineScope(SupervisorJob())
+        val started = CountDownLatch(1)
+        val first = scope.launch(view) { started.countDown(); try { hold.await() } catch (stopped: InterruptedException) { } }
+        assertThat(started.await(5, TimeUnit.SECONDS)).isTrue()
+        val ran = AtomicBoolean()
+        val cause = AtomicReference<Throwable>()
+        val second = scope.launch(view) { ran.set(true) }
+        second.invokeOnCompletion { cause.set(it) }
+        pool.shutdownNow()
+        hold.countDown()
+        val completed = kotlinx.coroutines.runBlocking { withTimeoutOrNull(5_000) { second.join(); first.join() } != null }
+        assertThat(completed).isTrue()
+        assertThat(ran.get()).isFalse()
+        assertThat(cause.get().causes().any { it is PoolClosedException }).describedAs("cause %s", cause.get()).isTrue()
     }
 
     /** Dispatch while shutting down: never throws, never drops. */
@@ -860,7 +945,6 @@ class AdapterReviewTest {
      * A view of a view (`limitedParallelism` on a view) after the pool is shut down and rebooted,
      * used before the outer view is: it must work again like the outer view does.
      */
-    @Disabled("FAULT: a view of a view stays dead after shutdown + reboot unless the outer view is used first: its subpool's parent subpool is still terminated, so its coroutines are cancelled with PoolClosedException")
     @Test
     fun viewOfViewWorksAfterReboot() {
         val pool = pools.pool(4)
@@ -904,7 +988,6 @@ class AdapterReviewTest {
      * a waiting caller wakes with PoolClosedException (guarantee 9; section 6: withWorker is the
      * admission API). Its start is handed back and nothing tells the caller.
      */
-    @Disabled("FAULT: a withWorker caller waiting in line at shutdownNow() never wakes (its start is handed back, onCancel is a no-op); only cancelling it ends the wait")
     @Test
     fun withWorkerWaitingAtShutdownNowWakesWithPoolClosed() {
         val pool = pools.pool(1)
@@ -935,7 +1018,6 @@ class AdapterReviewTest {
      * runs: a closed pool must refuse it (cancelled, PoolClosedException cause, finishing on the
      * fallback) or let it run; its unit is handed back instead and the coroutine never completes.
      */
-    @Disabled("FAULT: a coroutine waiting for admission at shutdownNow() is handed back and never completes, not even after cancel()")
     @Test
     fun coroutineWaitingForAdmissionAtShutdownNowCompletes() {
         val pool = pools.pool(1)
