@@ -25,13 +25,19 @@ class LaneEnqueueTest {
     return p;
   }
 
+  /** Every latch that holds seats; opened before the pools close, so a failure never hangs. */
+  private final List<CountDownLatch> held = new ArrayList<>();
+
   @AfterEach
   void closePools() {
+    held.forEach(CountDownLatch::countDown);
+    pools.forEach(WorkerPool::shutdownNow);
     pools.forEach(WorkerPool::close);
   }
 
   /** Holds every seat of {@code p} until {@code release} opens. */
-  private static void fill(WorkerPool p, CountDownLatch release) throws InterruptedException {
+  private void fill(WorkerPool p, CountDownLatch release) throws InterruptedException {
+    held.add(release);
     CountDownLatch holding = new CountDownLatch(p.capacity());
     for (int i = 0; i < p.capacity(); i++) {
       p.execute(() -> {
