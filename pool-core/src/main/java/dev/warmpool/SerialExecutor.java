@@ -54,6 +54,26 @@ public interface SerialExecutor extends Executor, AutoCloseable {
   void executeAdmitted(Runnable task);
 
   /**
+   * Appends the task to the lane, as {@link #execute} does (the same admission, the same
+   * exceptions), and returns a handle on it. {@link TaskHandle#cancel()} withdraws the task while it
+   * has not started: it leaves the lane's queue, counts in none of the pool's counters, and if it
+   * was the lane's last pending task the lane gives up its place in the pool's line at once (so it
+   * no longer counts under {@code maxWaiting}). Exactly one of "it runs" and "it is withdrawn"
+   * happens, also when the cancel races the lane's worker. {@code cancel(true)} on a running task
+   * interrupts that run only. A task closed with the lane or handed back by {@code shutdownNow}
+   * reads done, not cancelled; one that expires with its lane (an unadmitted lane past
+   * {@code maxWaitInLine}) reads expired, and hears {@link CancellationAware#onExpired} if it is
+   * one.
+   *
+   * @throws NullPointerException if {@code task} is null
+   * @throws PoolOverloadedException if the lane needs its first worker, the pool is nonblocking and
+   *     full
+   * @throws PoolClosedException if the pool is shut down
+   * @throws java.util.concurrent.RejectedExecutionException if the lane is closed
+   */
+  TaskHandle enqueue(Runnable task);
+
+  /**
    * Runs the task on this lane after the delay (a delay {@code <= 0} means now). The task goes
    * through the pool's shared timer and re-enters the lane when due, as admitted work; scheduling it
    * does not admit the lane (guarantee 7: timers take no thread until due); tasks with equal delays

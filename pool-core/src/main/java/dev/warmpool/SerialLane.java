@@ -155,7 +155,20 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
   public void execute(Runnable submitted) {
     AbstractWorkerPool.requireTask(submitted);
     checkOpen();
-    Runnable task = pool.decorate(submitted);
+    offer(pool.decorate(submitted));
+  }
+
+  @Override
+  public TaskHandle enqueue(Runnable submitted) {
+    AbstractWorkerPool.requireTask(submitted);
+    checkOpen();
+    LaneTask task = new LaneTask(pool.decorate(submitted));
+    offer(task);
+    return task;
+  }
+
+  /** Appends an accepted task: the lane's first dispatch in the caller's mode, or admitted work. */
+  private void offer(Runnable task) {
     if (!admitted) {
       synchronized (firstDispatch) {
         if (!admitted) {
@@ -205,7 +218,9 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
       return false;
     }
     for (Runnable t; (t = queue.poll()) != null; ) {
-      tasks.add(t);
+      if (!(t instanceof LaneTask l) || l.transition(LaneTask.NEW, LaneTask.EXPIRED)) {
+        tasks.add(t); // a LaneTask withdrawn by its handle meanwhile was counted by its cancel
+      }
     }
     scheduled.set(false);
     return true;
@@ -271,7 +286,8 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
    * task was accepted, and the caller must not report a rejection for a task that runs.
    */
   private boolean withdraw(Runnable task) {
-    if (!queue.remove(task)) {
+    if (!queue.remove(task)
+        || task instanceof LaneTask l && !l.transition(LaneTask.NEW, LaneTask.ENDED)) {
       return false;
     }
     accounting.withdrawn();
@@ -371,7 +387,18 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
           discard(t);
           continue;
         }
-        runOne(t);
+        if (t instanceof LaneTask l) {
+          if (!l.start()) {
+            continue; // withdrawn by its handle, which counted it and may not have removed it yet
+          }
+          try {
+            runOne(l.task);
+          } finally {
+            l.finish();
+          }
+        } else {
+          runOne(t);
+        }
         if (++ran >= BUDGET && admission.hasWaiters()) {
           dispatch(Mode.ADMITTED); // yield the worker: rejoin the end of the line (a new entry)
           return;
@@ -481,6 +508,9 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
 
   /** A pending task of a closed lane: withdrawn from the counts, and its future (a timer) ends. */
   private void discard(Runnable t) {
+    if (t instanceof LaneTask l && !l.transition(LaneTask.NEW, LaneTask.ENDED)) {
+      return; // withdrawn by its handle, which counted it
+    }
     accounting.withdrawn();
     if (t instanceof Future<?> f) {
       f.cancel(false);
@@ -561,11 +591,125 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
     }
   }
 
+  /**
+   * A task of {@link #enqueue} and its handle. Its state decides, by CAS, who ends a task that has
+   * not started: the lane's worker (NEW to STARTED), its handle (to CANCELLED, counted by the
+   * handle), a close, a refusal or {@code shutdownNow} (to ENDED), or its lane's expiry (to
+   * EXPIRED). A withdrawn task may stay in the queue for a moment; the worker skips it uncounted.
+   * A running task is interrupted by the handshake of {@link TaskEnvelope}: the interrupter moves
+   * STARTED to INTERRUPTING and back, and the run waits that out before it ends, so the interrupt
+   * never reaches a later task (which clears a stale one as it starts, {@link Accounting#run}).
+   */
+  final class LaneTask implements Runnable, TaskHandle {
+    static final int NEW = 0;
+    static final int STARTED = 1;
+    static final int INTERRUPTING = 2;
+    static final int DONE = 3;
+    static final int CANCELLED = 4;
+    static final int EXPIRED = 5;
+    static final int ENDED = 6;
+    private static final VarHandle STATE;
+
+    static {
+      try {
+        STATE = MethodHandles.lookup().findVarHandle(LaneTask.class, "state", int.class);
+      } catch (ReflectiveOperationException e) {
+        throw new ExceptionInInitializerError(e);
+      }
+    }
+
+    /** The task as decorated; what the lane runs and hands back (as submitted). */
+    final Runnable task;
+    @SuppressWarnings("unused") // through STATE
+    private volatile int state;
+    private volatile Thread runner;
+    /** Set before its handle interrupts the run: the run clears that interrupt as it ends. */
+    private volatile boolean interrupted;
+
+    LaneTask(Runnable task) {
+      this.task = task;
+    }
+
+    boolean transition(int from, int to) {
+      return STATE.compareAndSet(this, from, to);
+    }
+
+    boolean start() {
+      runner = Thread.currentThread();
+      return transition(NEW, STARTED);
+    }
+
+    void finish() {
+      while (!transition(STARTED, DONE)) {
+        Thread.onSpinWait(); // an interrupt is on its way: let it land on this run
+      }
+      runner = null;
+      if (interrupted && !accounting.stopping()) {
+        Thread.interrupted(); // meant for this run only
+      }
+    }
+
+    /** Not run directly: the lane runs {@link #task}. */
+    @Override
+    public void run() {
+      throw new UnsupportedOperationException();
+    }
+
+    @Override
+    public boolean cancel(boolean mayInterruptIfRunning) {
+      if (transition(NEW, CANCELLED)) {
+        accounting.withdrawn();
+        if (queue.remove(this) && queue.isEmpty()) {
+          leaveLine(); // the lane's last pending task: its place in line goes too
+        }
+        return true;
+      }
+      if (mayInterruptIfRunning && transition(STARTED, INTERRUPTING)) {
+        try {
+          interrupted = true;
+          runner.interrupt();
+        } finally {
+          state = STARTED;
+        }
+      }
+      return false;
+    }
+
+    @Override
+    public boolean isCancelled() {
+      return state == CANCELLED;
+    }
+
+    @Override
+    public boolean isExpired() {
+      return state == EXPIRED;
+    }
+
+    @Override
+    public boolean isDone() {
+      return state >= DONE;
+    }
+
+    @Override
+    public String toString() {
+      return "TaskHandle[" + switch (state) {
+        case NEW -> "queued";
+        case STARTED, INTERRUPTING -> "started";
+        case DONE -> "done";
+        case CANCELLED -> "cancelled";
+        case EXPIRED -> "expired";
+        default -> "ended";
+      } + "]";
+    }
+  }
+
   /** For shutdownNow: hands back the tasks queued in this lane. */
   @Override
   public void handBackQueued(List<Runnable> out) {
     for (Runnable t; (t = queue.poll()) != null; ) {
-      out.add(DecoratedTask.original(t)); // as submitted
+      if (!(t instanceof LaneTask l) || l.transition(LaneTask.NEW, LaneTask.ENDED)) {
+        out.add(DecoratedTask.original(t)); // as submitted
+      }
     }
   }
 }

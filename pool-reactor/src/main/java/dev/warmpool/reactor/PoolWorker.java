@@ -42,10 +42,7 @@ final class PoolWorker implements Scheduler.Worker, Scannable {
     PoolTask t = new PoolTask(source, decorated, tasks, false);
     tasks.accept(t);
     try {
-      return t.submit(() -> {
-        lane.execute(t);
-        return null;
-      });
+      return t.submit(() -> lane.enqueue(t)); // its handle: a dispose withdraws it from the lane
     } catch (RuntimeException rejected) {
       if (pool.isTerminated()) {
         dispose(); // the lane dropped its other pending tasks too: nothing of this worker will run

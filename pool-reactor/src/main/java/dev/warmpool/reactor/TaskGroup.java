@@ -11,21 +11,25 @@ import reactor.core.Exceptions;
 /**
  * The container a {@link PoolTask} knows (Reactor's {@link Disposable.Composite}): a scheduler's
  * group (the root) or one worker's. A task is accepted into its group before it is handed to core
- * and removes itself exactly once, when it ends. A worker's group forwards to the root, so that the
- * root counts every task of the scheduler.
+ * and removes itself exactly once, when it ends. Each task is a member of exactly one group (its
+ * own); the root counts every task of the scheduler and holds its direct tasks and the groups of
+ * its live workers, so that its sweep reaches every task.
  *
  * <ul>
- *   <li>Root: counts every accepted task and holds the timed ones (delayed and periodic, direct or
- *       of a worker). {@code GRACEFUL} refuses new tasks and cancels the periodic ones;
- *       {@code DISPOSED} also cancels every timed one, and tasks that have not started never
- *       start ({@link #isDisposed()}). Running tasks are not interrupted. When the count reaches
- *       zero outside {@code OPEN}, {@code onQuiet} runs.</li>
+ *   <li>Root: counts every accepted task. {@code GRACEFUL} refuses new tasks and cancels the
+ *       periodic ones (direct and of its workers); {@code DISPOSED} also cancels every task that
+ *       has not started (queued ones leave the pool's line or the lane's at once, timers their
+ *       timer), and a task that has not started never starts ({@link #isDisposed()}). Running
+ *       tasks are not interrupted. When the count reaches zero outside {@code OPEN},
+ *       {@code onQuiet} runs.</li>
  *   <li>A worker's: holds all its tasks ({@link #size()} is the worker's {@code BUFFERED});
- *       {@code dispose()} refuses new tasks and disposes each one: pending ones never run, a
- *       running one is interrupted.</li>
+ *       {@code dispose()} refuses new tasks, disposes each one (pending ones never run, a running
+ *       one is interrupted) and leaves the root.</li>
  * </ul>
  * A submitter counts and publishes the task first and reads the state second; a closer writes the
  * state first and sweeps second: either the task is refused or the sweep (and the count) sees it.
+ * A worker's group joins the root before any task can be accepted into it, so the root's sweep,
+ * which reads the root's state before the worker's members, sees the worker's tasks.
  */
 final class TaskGroup implements Disposable.Composite {
   static final int OPEN = 0;
@@ -54,11 +58,12 @@ final class TaskGroup implements Disposable.Composite {
     this.onQuiet = onQuiet;
   }
 
-  /** A worker's group. */
+  /** A worker's group; it joins the root until it is disposed. */
   TaskGroup(TaskGroup root) {
     this.root = root;
     this.owner = null;
     this.onQuiet = null;
+    root.members.add(this);
   }
 
   /**
@@ -69,12 +74,7 @@ final class TaskGroup implements Disposable.Composite {
   void accept(PoolTask t) {
     TaskGroup r = root == null ? this : root;
     COUNT.incrementAndGet(r);
-    if (root != null) {
-      members.add(t);
-    }
-    if (t.timed) {
-      r.members.add(t);
-    }
+    members.add(t);
     if (r.state != OPEN || state != OPEN) { // publish, then check: see the class notes
       t.cancel(false);
       throw r.state != OPEN
@@ -98,9 +98,6 @@ final class TaskGroup implements Disposable.Composite {
   public boolean remove(Disposable d) {
     boolean was = members.remove(d);
     TaskGroup r = root == null ? this : root;
-    if (root != null) {
-      root.members.remove(d);
-    }
     if (COUNT.decrementAndGet(r) == 0 && r.state != OPEN) {
       r.onQuiet.run();
     }
@@ -114,17 +111,29 @@ final class TaskGroup implements Disposable.Composite {
   boolean close(int to) {
     for (int s; (s = state) < to; ) {
       if (STATE.compareAndSet(this, s, to)) {
-        for (Disposable d : members) {
-          if (root != null) {
-            d.dispose();
-          } else if (to == DISPOSED || ((PoolTask) d).isPeriodic()) {
-            ((PoolTask) d).stop();
+        if (root != null) {
+          members.forEach(Disposable::dispose);
+          root.members.remove(this); // its tasks are ended or end by themselves
+        } else {
+          for (Disposable d : members) {
+            if (d instanceof TaskGroup worker) {
+              worker.members.forEach(t -> stop((PoolTask) t, to));
+            } else {
+              stop((PoolTask) d, to);
+            }
           }
         }
         return true;
       }
     }
     return false;
+  }
+
+  /** The root's sweep of one task. */
+  private static void stop(PoolTask t, int to) {
+    if (to == DISPOSED || t.isPeriodic()) {
+      t.stop();
+    }
   }
 
   @Override

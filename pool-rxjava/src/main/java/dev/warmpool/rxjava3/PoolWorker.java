@@ -72,8 +72,7 @@ final class PoolWorker extends Scheduler.Worker implements TaskParent {
       throw new RejectedExecutionException("worker disposed");
     }
     if (delayNanos == NOW) {
-      lane.execute(task);
-      return null;
+      return lane.enqueue(task); // its handle: a dispose withdraws the task from the lane
     }
     return lane.schedule(task, delayNanos, TimeUnit.NANOSECONDS);
   }

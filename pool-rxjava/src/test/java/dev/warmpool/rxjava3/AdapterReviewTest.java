@@ -291,8 +291,6 @@ class AdapterReviewTest {
 
   /** The worker's only queued task is disposed: the lane must leave the line (guarantee 13). */
   @Test
-  @Disabled("FAULT: a disposed queued Worker task keeps its lane in "
-      + "line, so a live task is rejected under maxWaiting; guarantee 13")
   void disposedOnlyTaskOfAWorkerGivesUpTheLanesPlaceInLine() throws Exception {
     WorkerPool p = fx.pool(b -> b.capacity(1).maxWaiting(1));
     Scheduler s = PoolSchedulers.from(p);
@@ -359,8 +357,6 @@ class AdapterReviewTest {
 
   /** Guarantee 13: a cancelled lane task counts in none of submitted, completed, failed. */
   @Test
-  @Disabled("FAULT: a disposed queued Worker task is still run (as a no-op) by its lane and "
-      + "counted in submitted and completed (guarantee 13)")
   void disposedWorkerTaskCountsInNoneOfTheCounters() throws Exception {
     WorkerPool p = fx.pool(b -> b.capacity(1));
     Scheduler.Worker w = PoolSchedulers.from(p).createWorker();
