@@ -56,7 +56,7 @@ final class DecoratedTask implements FailureAware, CancellationAware {
   /** What {@code shutdownNow()} hands back for a queued argument: the task as submitted. */
   static Runnable original(Runnable task) {
     if (task instanceof SerialLane.LaneTask l) {
-      task = l.task; // a lane's enqueued task, in its handle
+      task = l.task(); // a lane's enqueued task, in its handle
     }
     return task instanceof DecoratedTask d ? d.original : task;
   }

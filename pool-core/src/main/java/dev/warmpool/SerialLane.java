@@ -218,7 +218,7 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
       return false;
     }
     for (Runnable t; (t = queue.poll()) != null; ) {
-      if (!(t instanceof LaneTask l) || l.transition(LaneTask.NEW, LaneTask.EXPIRED)) {
+      if (!(t instanceof LaneTask l) || l.transition(TaskEnvelope.QUEUED, TaskEnvelope.EXPIRED)) {
         tasks.add(t); // a LaneTask withdrawn by its handle meanwhile was counted by its cancel
       }
     }
@@ -287,7 +287,7 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
    */
   private boolean withdraw(Runnable task) {
     if (!queue.remove(task)
-        || task instanceof LaneTask l && !l.transition(LaneTask.NEW, LaneTask.ENDED)) {
+        || task instanceof LaneTask l && !l.transition(TaskEnvelope.QUEUED, TaskEnvelope.CLOSED)) {
       return false;
     }
     accounting.withdrawn();
@@ -392,7 +392,7 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
             continue; // withdrawn by its handle, which counted it and may not have removed it yet
           }
           try {
-            runOne(l.task);
+            runOne(l.task());
           } finally {
             l.finish();
           }
@@ -508,7 +508,7 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
 
   /** A pending task of a closed lane: withdrawn from the counts, and its future (a timer) ends. */
   private void discard(Runnable t) {
-    if (t instanceof LaneTask l && !l.transition(LaneTask.NEW, LaneTask.ENDED)) {
+    if (t instanceof LaneTask l && !l.transition(TaskEnvelope.QUEUED, TaskEnvelope.CLOSED)) {
       return; // withdrawn by its handle, which counted it
     }
     accounting.withdrawn();
@@ -592,122 +592,52 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
   }
 
   /**
-   * A task of {@link #enqueue} and its handle. Its state decides, by CAS, who ends a task that has
-   * not started: the lane's worker (NEW to STARTED), its handle (to CANCELLED, counted by the
-   * handle), a close, a refusal or {@code shutdownNow} (to ENDED), or its lane's expiry (to
-   * EXPIRED). A withdrawn task may stay in the queue for a moment; the worker skips it uncounted.
-   * A running task is interrupted by the handshake of {@link TaskEnvelope}: the interrupter moves
-   * STARTED to INTERRUPTING and back, and the run waits that out before it ends, so the interrupt
-   * never reaches a later task (which clears a stale one as it starts, {@link Accounting#run}).
+   * A task of {@link #enqueue} and its handle: core's one task envelope ({@link TaskEnvelope}),
+   * QUEUED while in the lane's queue. Its state decides, by CAS, who ends a task that has not
+   * started: the lane's worker (to STARTED), its handle (to CANCELLED, counted by
+   * {@link #handles}), a close or a refusal (to CLOSED), {@code shutdownNow} (to HANDED_BACK), or
+   * the lane's expiry (to EXPIRED). A withdrawn task may stay in the queue for a moment; the worker
+   * skips it uncounted. {@code cancel(true)} interrupts a running task through the envelope's
+   * handshake, so the interrupt never reaches a later task.
    */
-  final class LaneTask implements Runnable, TaskHandle {
-    static final int NEW = 0;
-    static final int STARTED = 1;
-    static final int INTERRUPTING = 2;
-    static final int DONE = 3;
-    static final int CANCELLED = 4;
-    static final int EXPIRED = 5;
-    static final int ENDED = 6;
-    private static final VarHandle STATE;
-
-    static {
-      try {
-        STATE = MethodHandles.lookup().findVarHandle(LaneTask.class, "state", int.class);
-      } catch (ReflectiveOperationException e) {
-        throw new ExceptionInInitializerError(e);
-      }
+  final class LaneTask extends TaskEnvelope implements Runnable {
+    LaneTask(Runnable task) {
+      super(SerialLane.this.handles, TaskKind.RUNNABLE, task, null, QUEUED);
     }
 
     /** The task as decorated; what the lane runs and hands back (as submitted). */
-    final Runnable task;
-    @SuppressWarnings("unused") // through STATE
-    private volatile int state;
-    private volatile Thread runner;
-    /** Set before its handle interrupts the run: the run clears that interrupt as it ends. */
-    private volatile boolean interrupted;
-
-    LaneTask(Runnable task) {
-      this.task = task;
+    Runnable task() {
+      return (Runnable) arg;
     }
 
-    boolean transition(int from, int to) {
-      return STATE.compareAndSet(this, from, to);
-    }
-
-    boolean start() {
-      runner = Thread.currentThread();
-      return transition(NEW, STARTED);
-    }
-
-    void finish() {
-      while (!transition(STARTED, DONE)) {
-        Thread.onSpinWait(); // an interrupt is on its way: let it land on this run
-      }
-      runner = null;
-      if (interrupted && !accounting.stopping()) {
-        Thread.interrupted(); // meant for this run only
-      }
-    }
-
-    /** Not run directly: the lane runs {@link #task}. */
+    /** Not run directly: the lane runs {@link #task()}. */
     @Override
     public void run() {
       throw new UnsupportedOperationException();
     }
-
-    @Override
-    public boolean cancel(boolean mayInterruptIfRunning) {
-      if (transition(NEW, CANCELLED)) {
-        accounting.withdrawn();
-        if (queue.remove(this) && queue.isEmpty()) {
-          leaveLine(); // the lane's last pending task: its place in line goes too
-        }
-        return true;
-      }
-      if (mayInterruptIfRunning && transition(STARTED, INTERRUPTING)) {
-        try {
-          interrupted = true;
-          runner.interrupt();
-        } finally {
-          state = STARTED;
-        }
-      }
-      return false;
-    }
-
-    @Override
-    public boolean isCancelled() {
-      return state == CANCELLED;
-    }
-
-    @Override
-    public boolean isExpired() {
-      return state == EXPIRED;
-    }
-
-    @Override
-    public boolean isDone() {
-      return state >= DONE;
-    }
-
-    @Override
-    public String toString() {
-      return "TaskHandle[" + switch (state) {
-        case NEW -> "queued";
-        case STARTED, INTERRUPTING -> "started";
-        case DONE -> "done";
-        case CANCELLED -> "cancelled";
-        case EXPIRED -> "expired";
-        default -> "ended";
-      } + "]";
-    }
   }
+
+  /** What a lane task's handle needs from its lane: a cancelled task leaves the queue and counts. */
+  private final TaskEnvelope.Owner handles = new TaskEnvelope.Owner() {
+    @Override
+    public boolean withdraw(TaskEnvelope e) {
+      return false; // a lane task never waits in the pool's line itself
+    }
+
+    @Override
+    public void withdrawnQueued(TaskEnvelope e) {
+      accounting.withdrawn();
+      if (queue.remove(e) && queue.isEmpty()) {
+        leaveLine(); // the lane's last pending task: its place in line goes too
+      }
+    }
+  };
 
   /** For shutdownNow: hands back the tasks queued in this lane. */
   @Override
   public void handBackQueued(List<Runnable> out) {
     for (Runnable t; (t = queue.poll()) != null; ) {
-      if (!(t instanceof LaneTask l) || l.transition(LaneTask.NEW, LaneTask.ENDED)) {
+      if (!(t instanceof LaneTask l) || l.transition(TaskEnvelope.QUEUED, TaskEnvelope.HANDED_BACK)) {
         out.add(DecoratedTask.original(t)); // as submitted
       }
     }
