@@ -4,11 +4,13 @@ import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.AbstractExecutorService;
 import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.FutureTask;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
 import java.util.function.UnaryOperator;
 
@@ -145,6 +147,24 @@ abstract class AbstractWorkerPool extends AbstractExecutorService implements Wor
     @Override
     public void expired(PoolOverloadedException cause) {
       setException(cause);
+    }
+
+    /** A task of the pool that waits for its own subtask publishes what it holds first. */
+    @Override
+    public T get() throws InterruptedException, ExecutionException {
+      if (!isDone()) {
+        Engine.beforeBlocking();
+      }
+      return super.get();
+    }
+
+    @Override
+    public T get(long timeout, TimeUnit unit)
+        throws InterruptedException, ExecutionException, TimeoutException {
+      if (!isDone()) {
+        Engine.beforeBlocking();
+      }
+      return super.get(timeout, unit);
     }
 
     @Override

@@ -449,6 +449,7 @@ final class Admission implements TaskEnvelope.Owner {
    * @return true if taken, false on timeout
    */
   private boolean awaitTaken(TaskEnvelope e, boolean timed, long deadline) {
+    Engine.beforeBlocking(); // a worker's held tasks hold seats: they must not wait for ours
     // A busy worker usually finishes a tiny task within a microsecond and takes the entry at once;
     // spinning that long is much cheaper than a park/unpark round trip.
     for (int i = 0; i < Engine.SPINS && e.state == TaskEnvelope.WAITING; i++) {

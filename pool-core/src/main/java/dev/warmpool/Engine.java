@@ -40,6 +40,27 @@ import java.util.concurrent.atomic.LongAdder;
  *       that found the queue empty: give back its slot and {@code starting}, read the queue.</li>
  * </ul>
  *
+ * <h2>Held tasks</h2>
+ * A task that queues work on its own pool (a reactive pipeline's drain loop, which subscribes the next
+ * inner source from inside the task that finished the previous one) does not publish it or wake
+ * anyone: its worker holds it ({@link HeldTasks}) and, when the task ends, runs the first itself and
+ * publishes the rest with one signal (Go's {@code runnext}, Tokio's LIFO slot). Published at once,
+ * it would be taken by a spinner while its producer is still running, and the two threads would
+ * contend for the pipeline's state; a fixed pool, whose queue is rarely empty, avoids that by
+ * accident. A held task holds its seat, so the pool's bounds and termination are unchanged.
+ * A task may block after it queued work (it may even wait for it), so held work never waits long:
+ * <ul>
+ *   <li>the first hold arms a <b>hold watch</b> on the shared timer ({@link #HOLD_WATCH_NANOS}); when
+ *       it fires, every worker's held tasks are published and signalled;</li>
+ *   <li>a worker that is about to block on this library (waiting in line for a seat, or in
+ *       {@code Future.get} of a task it submitted) publishes its held tasks first
+ *       ({@link #beforeBlocking});</li>
+ *   <li>{@code shutdownNow} hands them back with the queued tasks; a worker that exits (shrink,
+ *       a failure handler that threw) publishes them.</li>
+ * </ul>
+ * A task queued by a thread that is not a worker of this pool (a caller, another pool, the timer)
+ * is published and signalled at once, so a burst from outside wakes a worker per task as before.
+ *
  * <h2>Thread starts hold no token</h2>
  * A thread factory is user code and may block, so nobody calls it while holding the spinner count or
  * a lock: a blocked factory must delay only the task that needs its thread, never one an idle or
@@ -110,7 +131,10 @@ final class Engine {
 
   /** What a worker does after its task. */
   enum AfterTask {
-    /** It was handed the seat of its task for the head of the waiting line: run that entry. */
+    /**
+     * Its slot holds the next task: the head of the waiting line, handed the seat of its task, or
+     * the first task that its task queued (held).
+     */
     RUN_NEXT,
     /** Its seat is given back: take the next task, spin, or park. */
     LOOK_FOR_WORK,
@@ -122,6 +146,8 @@ final class Engine {
   static final int MAX_SPINNERS = Math.max(1, Runtime.getRuntime().availableProcessors() / 2);
   /** Spin iterations before parking: a few microseconds, well under a park/unpark round trip. */
   static final int SPINS = Runtime.getRuntime().availableProcessors() > 1 ? 1 << 9 : 0;
+  /** How long a running task may hold the tasks it queued before the watch publishes them. */
+  static final long HOLD_WATCH_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
   /** How long after a worker failed to start a start is tried again. */
   private static final long START_RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
 
@@ -147,6 +173,14 @@ final class Engine {
   private final AtomicInteger starting = new AtomicInteger();
   /** A background start is submitted and has not begun yet. */
   private final AtomicBoolean backgroundPending = new AtomicBoolean();
+  /** The hold watch is on the timer (see the class notes). */
+  private final AtomicBoolean holdWatchArmed = new AtomicBoolean();
+  private final SharedTimer.Task holdWatch = new SharedTimer.Task() {
+    @Override
+    void fire() {
+      publishAllHeld();
+    }
+  };
   /** Serializes trimming surplus workers, so two trims do not both retire the same surplus. */
   private final Object trimLock = new Object();
   private final SharedTimer.Task startRetry = new SharedTimer.Task() {
@@ -207,6 +241,9 @@ final class Engine {
       }
       scheduleStartRetry(); // admitted work is never rejected: it waits for a worker
     }
+    if (hold(kind, arg)) {
+      return null;
+    }
     runQueue.offer(kind, arg);
     signalWork(callerMayBlock);
     return null;
@@ -214,8 +251,55 @@ final class Engine {
 
   /** Queues a task that holds a seat (a line entry handed a seat) and signals. */
   void queue(TaskKind kind, Object arg) {
+    if (hold(kind, arg)) {
+      return;
+    }
     runQueue.offer(kind, arg);
     signalWork(false);
+  }
+
+  /**
+   * Holds a task queued by a running task of this engine on its worker, to run or publish when that
+   * task ends (see the class notes); false if the caller is not such a task.
+   */
+  private boolean hold(TaskKind kind, Object arg) {
+    Worker me = Worker.current();
+    if (me == null || me.engine != this || !me.inTask) {
+      return false;
+    }
+    if (me.held.add(kind, arg) && !holdWatchArmed.get() && holdWatchArmed.compareAndSet(false, true)) {
+      timer.schedule(holdWatch, System.nanoTime() + HOLD_WATCH_NANOS);
+    }
+    return true;
+  }
+
+  /** Publishes what {@code w} holds and signals; {@code keepFirst}: the first goes to w's slot. */
+  private void publishHeld(Worker w, boolean keepFirst) {
+    if (w.held.drainTo(keepFirst ? w : null, runQueue) != 0) {
+      signalWork(false);
+    }
+  }
+
+  /** The hold watch fired: every held task is published now. */
+  void publishAllHeld() {
+    holdWatchArmed.set(false);
+    starter.forEachWorker(w -> {
+      if (!w.held.isEmpty()) {
+        publishHeld(w, false);
+      }
+    });
+  }
+
+  /**
+   * The calling thread is about to block (waiting for a seat, or for a future of this library):
+   * if it is a worker whose task holds tasks, they are published first, as they may be what it
+   * waits for.
+   */
+  static void beforeBlocking() {
+    Worker me = Worker.current();
+    if (me != null && !me.held.isEmpty()) {
+      me.engine.publishHeld(me, false);
+    }
   }
 
   /**
@@ -366,7 +450,12 @@ final class Engine {
     TaskKind k = w.kind;
     Object a = w.arg;
     w.clear();
-    k.run(a, accounting, w);
+    w.inTask = true;
+    try {
+      k.run(a, accounting, w);
+    } finally {
+      w.inTask = false;
+    }
   }
 
   /**
@@ -486,6 +575,7 @@ final class Engine {
     if (starter.workers() > capacity && starter.tryReleaseSurplus(capacity)) {
       w.slotReleased = true; // surplus after a shrinking resize
       counters.workersStopped.increment();
+      publishHeld(w, false); // before the seat goes: the pool cannot terminate with them held
       w.holdsSeat = false;
       host.releaseSeat();
       return AfterTask.EXIT;
@@ -494,10 +584,21 @@ final class Engine {
     if (e != null) { // the seat passes to the head of the line, and this worker runs it
       w.kind = TaskEnvelope.KIND;
       w.arg = e;
+      if (!w.held.isEmpty()) {
+        publishHeld(w, false);
+      }
       return AfterTask.RUN_NEXT;
     }
     w.holdsSeat = false;
     host.releaseSeat();
+    if (!w.held.isEmpty()) {
+      // It runs the first task its task queued (warm, with no wake-up), and publishes the rest.
+      publishHeld(w, true);
+      if (w.kind != null) {
+        w.holdsSeat = true;
+        return AfterTask.RUN_NEXT;
+      }
+    }
     return AfterTask.LOOK_FOR_WORK;
   }
 
@@ -507,6 +608,9 @@ final class Engine {
       counters.workersStopped.increment();
     }
     dropSpinner(w);
+    if (!w.held.isEmpty()) { // its task's failure handler threw
+      publishHeld(w, false);
+    }
     if (w.opensStarting) { // it exited before its first look (shutdown): open for the next start
       w.opensStarting = false;
       starting.decrementAndGet();
@@ -616,6 +720,12 @@ final class Engine {
    * then interrupts every worker.
    */
   void handBackAndInterrupt(List<Runnable> out) {
+    // Held tasks first: a worker that publishes its own meanwhile puts them in the queue, drained next.
+    starter.forEachWorker(w -> {
+      for (int n = w.held.handBack(out); n > 0; n--) {
+        host.releaseSeat();
+      }
+    });
     TaskSlot slot = new TaskSlot();
     while (runQueue.poll(slot)) {
       slot.kind.handBack(slot.arg, out);

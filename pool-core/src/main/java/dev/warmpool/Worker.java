@@ -35,8 +35,11 @@ final class Worker extends TaskSlot implements Runnable {
   private static final int RUNNING = 1;
   private static final int ABANDONED = 2;
 
-  /** Set on a thread while it runs a worker loop; read only when a thread start is needed. */
-  private static final ThreadLocal<Boolean> ON_WORKER = new ThreadLocal<>();
+  /**
+   * The worker whose loop runs on a thread; read when a thread start is needed, and when a task
+   * queues work on the pool that runs it ({@link Engine}, "Held tasks").
+   */
+  private static final ThreadLocal<Worker> ON_WORKER = new ThreadLocal<>();
   private static final VarHandle LIFE;
   private static final VarHandle THREAD;
   private static final VarHandle COUNTED;
@@ -87,6 +90,10 @@ final class Worker extends TaskSlot implements Runnable {
   boolean holdsSeat;
   /** Set before the start: the first look of this worker opens the engine's `starting`. */
   boolean opensStarting;
+  /** Thread-confined: a task is running, so what it queues on this pool is held ({@link #held}). */
+  boolean inTask;
+  /** What the running task queued on this pool; run or published when it ends. */
+  final HeldTasks held = new HeldTasks();
   /** Set by whoever retired this worker and gave its slot back, before the worker exits. */
   volatile boolean slotReleased;
   /** Written only under the idle stack's lock, when the worker is pushed. */
@@ -159,7 +166,7 @@ final class Worker extends TaskSlot implements Runnable {
       return; // abandoned: its start was reported as failed and its task went elsewhere
     }
     thread = Thread.currentThread(); // the thread that won is the one to interrupt and join
-    ON_WORKER.set(Boolean.TRUE);
+    ON_WORKER.set(this);
     try {
       engine.runWorker(this);
     } finally {
@@ -173,6 +180,20 @@ final class Worker extends TaskSlot implements Runnable {
    */
   static boolean onWorker() {
     return ON_WORKER.get() != null;
+  }
+
+  /** The worker whose loop runs on the calling thread, or null. */
+  static Worker current() {
+    return ON_WORKER.get();
+  }
+
+  /** For the model check, whose operations drive a worker from their own thread. */
+  static void actAs(Worker w) {
+    if (w == null) {
+      ON_WORKER.remove();
+    } else {
+      ON_WORKER.set(w);
+    }
   }
 
   /** Parks until the owner that popped this worker writes a signal; returns and clears it. */

@@ -157,6 +157,26 @@ public class EngineLincheckTest {
       }
     }
 
+    /** A task that, when a worker runs it, queues another ({@link #enqueue}): the worker holds it. */
+    final Runnable nested = this::enqueue;
+
+    /** A submission of {@link #nested} from outside, in nonblocking mode. */
+    @Operation
+    public void submitNested() {
+      if (state.tryTakeSeat(capacity, false)) {
+        Throwable failure = engine.place(TaskKind.RUNNABLE, nested, false, false);
+        if (failure != null) {
+          throw new AssertionError(failure);
+        }
+      }
+    }
+
+    /** The hold watch fires on the timer thread: every held task is published. */
+    @Operation(nonParallelGroup = "timer")
+    public void watch() {
+      engine.publishAllHeld();
+    }
+
     /** A submission in nonblocking mode: take a seat, then {@code Engine.place}. */
     @Operation
     public void submit() {
@@ -241,7 +261,12 @@ public class EngineLincheckTest {
           step(slot);
         }
         case RUNS_TASK -> {
-          engine.runTask(w);
+          Worker.actAs(w); // as on the worker's own thread: what its task queues is held
+          try {
+            engine.runTask(w);
+          } finally {
+            Worker.actAs(null);
+          }
           switch (engine.finishTask(w)) {
             case RUN_NEXT -> phases[slot] = Phase.RUNS_TASK;
             case LOOK_FOR_WORK -> phases[slot] = Phase.LOOKS;
@@ -287,6 +312,7 @@ public class EngineLincheckTest {
     @Validate
     public void check() {
       int holding = 0;
+      int held = 0;
       int spinners = 0;
       int parkedUnsignalled = 0;
       int unopened = 0;
@@ -300,6 +326,7 @@ public class EngineLincheckTest {
         if (w.holdsSeat) {
           holding++;
         }
+        held += w.held.size(); // only between a task's run and its end, which is one step
         if (w.spinner) {
           spinners++;
         }
@@ -322,6 +349,7 @@ public class EngineLincheckTest {
         }
       }
       check(state.seats() <= capacity, "seats over capacity");
+      check(held == 0, "a task is still held after its holder's step");
       check(state.seats() == engine.runQueue.size() + holding, "seats != queued + held");
       check(engine.spinners() == spinners, "spinner count != spinners + woken workers");
       check(engine.idle.size() == parkedUnsignalled, "idle stack != parked, unwoken workers");
@@ -436,6 +464,57 @@ public class EngineLincheckTest {
         .addCustomScenario(scenario(List.of(op("enqueue")),
             List.of(List.of(op("background")), List.of(op("grow")))))
         .check(Fresh.class);
+  }
+
+  @Test
+  void heldTasksLoseNoWakeUp() {
+    // worker0 runs a task that queues another: held, then run by worker0 itself after its task,
+    // while the hold watch fires (it publishes the held task and signals), worker1 looks for work
+    // and parks, and a task is submitted from outside.
+    new ModelCheckingOptions().iterations(0).invocationsPerIteration(INVOCATIONS)
+        .addCustomScenario(scenario(List.of(op("submitNested")),
+            List.of(List.of(op("worker0"), op("worker0")), List.of(op("worker1"), op("worker1")),
+                List.of(op("watch"), op("submit")))))
+        .check(TwoWorkers.class);
+  }
+
+  @Test
+  void aTaskQueuedByATaskIsRunByItsWorkerWithoutAWakeUp() {
+    // The policy: worker0 runs a task that queues another; nobody is woken for it, and worker0
+    // runs it next, from its slot, while worker1 stays parked.
+    TwoWorkers m = new TwoWorkers();
+    m.worker1(); // finds nothing, parks
+    m.worker0(); // finds nothing, parks
+    m.submitNested(); // wakes one (worker0, the most recently parked)
+    m.worker0(); // woken: takes the nested task
+    org.junit.jupiter.api.Assertions.assertEquals(Phase.RUNS_TASK, m.phases[0]);
+    m.worker0(); // runs it: the task it queues is held, then kept for worker0 itself
+    org.junit.jupiter.api.Assertions.assertEquals(Phase.RUNS_TASK, m.phases[0]);
+    org.junit.jupiter.api.Assertions.assertEquals(Phase.PARKED, m.phases[1]);
+    org.junit.jupiter.api.Assertions.assertEquals(1, m.engine.idle.size(), "worker1 woken");
+    org.junit.jupiter.api.Assertions.assertEquals(0, m.engine.runQueue.size());
+    org.junit.jupiter.api.Assertions.assertEquals(1, m.state.seats());
+    m.worker0(); // runs the held task, then looks for work
+    m.watch(); // nothing held between steps: nothing to publish
+    org.junit.jupiter.api.Assertions.assertEquals(Phase.LOOKS, m.phases[0]);
+    org.junit.jupiter.api.Assertions.assertEquals(0, m.engine.runQueue.size());
+    org.junit.jupiter.api.Assertions.assertEquals(0, m.state.seats());
+  }
+
+  @Test
+  void shutdownNowHandsBackHeldTasksAndFreesTheirSeats() {
+    // A worker's task queued a task and is still running (blocked): shutdownNow takes the held task
+    // back with the queued ones, and gives back its seat. (The model's timer never fires, so the
+    // hold watch cannot publish it first.)
+    TwoWorkers m = new TwoWorkers();
+    Runnable mine = () -> { };
+    org.junit.jupiter.api.Assertions.assertTrue(m.state.tryTakeSeat(m.capacity, false));
+    m.workers[0].held.add(TaskKind.RUNNABLE, mine);
+    java.util.List<Runnable> out = new java.util.ArrayList<>();
+    m.engine.handBackAndInterrupt(out);
+    org.junit.jupiter.api.Assertions.assertEquals(List.of(mine), out);
+    org.junit.jupiter.api.Assertions.assertEquals(0, m.state.seats());
+    org.junit.jupiter.api.Assertions.assertEquals(0, m.workers[0].held.size());
   }
 
   @Test

@@ -42,7 +42,11 @@ import reactor.core.scheduler.Schedulers;
  *   <li>tiny tasks (empty Runnable), 1 producer, capacity 2: vs {@code TPE fixed 2 + LinkedBlockingQueue},
  *       {@code ForkJoinPool(2)}, {@code TPE(0,2,60s,SynchronousQueue)} whose rejection handler does
  *       a blocking {@code put}. The producer submits batches of 1000 and waits for each batch to
- *       complete ({@link Batch}) for {@code 500 ms x scale}; tasks completed per second.</li>
+ *       complete ({@link Batch}) for {@code 500 ms x scale}; tasks completed per second. warmpool
+ *       is measured twice: with {@code execute} (blocking mode: past the 2 seats the producer waits
+ *       in line, the goal against the handoff pool) and with {@code enqueue} (the producer never
+ *       waits: past the seats, tasks wait in line; the goals against the fixed pool and
+ *       ForkJoinPool, as in issue 22).</li>
  *   <li>the same at capacity 64, with 1 and with 2 producers: vs fixed(64) + LinkedBlockingQueue.</li>
  *   <li>Reactor: {@code 200k x scale} {@code Mono.fromCallable(..).subscribeOn(s)} merged by
  *       {@code Flux.range(..).flatMap(.., 64)}, capacity 20: vs {@code fromExecutorService(fixed 20)}
@@ -110,6 +114,7 @@ public final class GoalTable {
       "RxJava Single.subscribeOn (direct tasks), flatMapSingle 64, capacity 20";
   static final String RX_WORKER =
       "RxJava Flowable.subscribeOn (a Worker per item), flatMap 64, capacity 20";
+  static final String TINY_2_ENQUEUE = "tiny tasks, 1 producer, capacity 2, enqueue";
   static final String BURST = "burst of 64 blocking tasks (sleep 5 ms), idle warm pool, capacity 64";
   static final int BURST_SIZE = 64;
   static final long BURST_SLEEP_MILLIS = 5;
@@ -215,6 +220,8 @@ public final class GoalTable {
       row(out, s, "tasks/s", Kind.THROUGHPUT, Peers.TPE_FIXED, "fixed(2)+LBQ", 1.0);
       row(out, s, "tasks/s", Kind.THROUGHPUT, Peers.FORK_JOIN, "ForkJoinPool(2)", 0.5);
       row(out, s, "tasks/s", Kind.THROUGHPUT, Peers.TPE_HANDOFF, "TPE(0,2,SynchronousQueue)+put", 2.0);
+      row(out, TINY_2_ENQUEUE, "tasks/s", Kind.THROUGHPUT, Peers.TPE_FIXED, "fixed(2)+LBQ", 1.0);
+      row(out, TINY_2_ENQUEUE, "tasks/s", Kind.THROUGHPUT, Peers.FORK_JOIN, "ForkJoinPool(2)", 0.5);
     }
     if (only.contains(2)) {
       row(out, "tiny tasks, 1 producer, capacity 64", "tasks/s", Kind.THROUGHPUT, Peers.TPE_FIXED,
@@ -361,11 +368,21 @@ public final class GoalTable {
       }
     }
 
+    /** The same pool size through {@code enqueue}, which never blocks the producer (issue 22). */
+    final WorkerPool enqueuePool = WorkerPool.builder().name("c2-enqueue").capacity(2)
+        .maxWaiting(Integer.MAX_VALUE).build();
+    final Executor enqueue = enqueuePool::enqueue;
+
     @Override
     public void round() throws InterruptedException {
       for (int i = 0; i < ids.length; i++) {
-        record(shape, "tasks/s", ids[i], tinyThroughput(executors[i], 1));
+        double v = tinyThroughput(executors[i], 1);
+        record(shape, "tasks/s", ids[i], v);
+        if (i > 0) { // the peers' same-round values, so both warmpool rows compare with them
+          record(TINY_2_ENQUEUE, "tasks/s", ids[i], v);
+        }
       }
+      record(TINY_2_ENQUEUE, "tasks/s", Peers.WARMPOOL, tinyThroughput(enqueue, 1));
     }
 
     @Override
@@ -373,6 +390,7 @@ public final class GoalTable {
       for (ExecutorService e : executors) {
         Peers.close(e);
       }
+      Peers.close(enqueuePool);
     }
   }
 

@@ -1,0 +1,123 @@
+package dev.warmpool;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.List;
+
+/**
+ * The tasks that a worker's running task queued on its own pool, held back by that worker until the
+ * task ends (see {@link Engine}, "Held tasks"). Each holds a seat. The owner adds them while its task
+ * runs and takes them all when it ends; two other threads may take them all earlier: the engine's
+ * hold watch on the timer thread (the task runs long, it may block) and {@code shutdownNow} (it hands
+ * them back). So every access takes a small spin lock, which only those rare takers contend.
+ */
+final class HeldTasks {
+  private static final VarHandle LOCK;
+
+  static {
+    try {
+      LOCK = MethodHandles.lookup().findVarHandle(HeldTasks.class, "lock", int.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
+
+  @SuppressWarnings("unused") // accessed through LOCK
+  private volatile int lock;
+  /** Guarded by the lock; the owner may read it without, as only the owner adds. */
+  private int size;
+  private TaskKind[] kinds = new TaskKind[4];
+  private Object[] args = new Object[4];
+
+  /** Whether anything is held; exact for the owner, a hint for anyone else. */
+  boolean isEmpty() {
+    return size == 0;
+  }
+
+  /** How many are held now; for the model check. */
+  int size() {
+    lock();
+    try {
+      return size;
+    } finally {
+      unlock();
+    }
+  }
+
+  /** The owner adds a task; true if it is the first one held now (the caller arms the watch). */
+  boolean add(TaskKind kind, Object arg) {
+    lock();
+    try {
+      int n = size;
+      if (n == kinds.length) {
+        kinds = java.util.Arrays.copyOf(kinds, n * 2);
+        args = java.util.Arrays.copyOf(args, n * 2);
+      }
+      kinds[n] = kind;
+      args[n] = arg;
+      size = n + 1;
+      return n == 0;
+    } finally {
+      unlock();
+    }
+  }
+
+  /**
+   * Takes every task: the first into {@code first} if it is not null (the owner runs it next), the
+   * others into {@code queue}, in the order they were added.
+   *
+   * @return how many went into {@code queue}
+   */
+  int drainTo(TaskSlot first, RunQueue queue) {
+    lock();
+    try {
+      int n = size;
+      int i = 0;
+      if (first != null && n != 0) {
+        first.kind = kinds[0];
+        first.arg = args[0];
+        i = 1;
+      }
+      for (; i < n; i++) {
+        queue.offer(kinds[i], args[i]);
+      }
+      clear(n);
+      return first != null && n != 0 ? n - 1 : n;
+    } finally {
+      unlock();
+    }
+  }
+
+  /** Hands every task back into {@code out} (shutdownNow); returns how many, whose seats to free. */
+  int handBack(List<Runnable> out) {
+    lock();
+    try {
+      int n = size;
+      for (int i = 0; i < n; i++) {
+        kinds[i].handBack(args[i], out);
+      }
+      clear(n);
+      return n;
+    } finally {
+      unlock();
+    }
+  }
+
+  private void clear(int n) {
+    for (int i = 0; i < n; i++) {
+      kinds[i] = null;
+      args[i] = null;
+    }
+    size = 0;
+  }
+
+  private void lock() {
+    while (!LOCK.compareAndSet(this, 0, 1)) {
+      Thread.onSpinWait(); // a taker moves a few tasks and leaves
+    }
+  }
+
+  private void unlock() {
+    LOCK.setRelease(this, 0);
+  }
+}

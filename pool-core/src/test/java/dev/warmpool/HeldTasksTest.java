@@ -1,0 +1,179 @@
+package dev.warmpool;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Future;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.RepeatedTest;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Held tasks (Engine, "Held tasks"): work that a running task queues on its own pool is run by the
+ * same worker after the task, unless the task blocks, in which case the hold watch, a wait on this
+ * library, or shutdownNow moves it on. Each test would hang (and time out) if a held task were
+ * stranded behind its blocked holder.
+ */
+@Timeout(30)
+class HeldTasksTest {
+
+  @Test
+  void aTaskQueuedByAShortTaskRunsNextOnTheSameWorker() throws Exception {
+    WorkerPool pool = WorkerPool.builder().name("held-same").capacity(4).build();
+    try {
+      AtomicReference<Thread> inner = new AtomicReference<>();
+      AtomicReference<Thread> outer = new AtomicReference<>();
+      CountDownLatch done = new CountDownLatch(1);
+      pool.execute(() -> {
+        outer.set(Thread.currentThread());
+        pool.enqueue(() -> {
+          inner.set(Thread.currentThread());
+          done.countDown();
+        });
+      });
+      assertTrue(done.await(10, TimeUnit.SECONDS));
+      assertSame(outer.get(), inner.get(), "the holder runs its queued task itself");
+    } finally {
+      pool.close();
+    }
+  }
+
+  @Test
+  void aTaskThatQueuesWorkAndThenWaitsForItOnALatchIsFreedByTheHoldWatch() throws Exception {
+    WorkerPool pool = WorkerPool.builder().name("held-latch").capacity(2).build();
+    try {
+      CountDownLatch innerRan = new CountDownLatch(1);
+      AtomicReference<Thread> inner = new AtomicReference<>();
+      Future<?> outer = pool.submit(() -> {
+        pool.enqueue(() -> {
+          inner.set(Thread.currentThread());
+          innerRan.countDown();
+        });
+        innerRan.await(); // blocks outside the library: only the watch can publish the inner task
+        return null;
+      });
+      outer.get(10, TimeUnit.SECONDS);
+      assertNotSame(null, inner.get());
+    } finally {
+      pool.close();
+    }
+  }
+
+  @Test
+  void aTaskThatWaitsForTheFutureOfItsSubtaskPublishesItFirst() throws Exception {
+    WorkerPool pool = WorkerPool.builder().name("held-get").capacity(2).build();
+    try {
+      Future<Integer> outer = pool.submit(() -> pool.submit(() -> 42).get());
+      assertEquals(42, outer.get(10, TimeUnit.SECONDS));
+    } finally {
+      pool.close();
+    }
+  }
+
+  @Test
+  void aTaskWaitingInLineForASeatPublishesWhatItHoldsFirst() throws Exception {
+    // Capacity 2: the outer task holds a seat, its held task the other; its blocking execute must
+    // wait for a seat, which only the held task, once run elsewhere, can give back.
+    WorkerPool pool = WorkerPool.builder().name("held-line").capacity(2).build();
+    try {
+      CountDownLatch second = new CountDownLatch(1);
+      Future<?> outer = pool.submit(() -> {
+        pool.enqueue(() -> { });
+        pool.execute(second::countDown); // waits in line for a seat
+        return null;
+      });
+      outer.get(10, TimeUnit.SECONDS);
+      assertTrue(second.await(10, TimeUnit.SECONDS));
+    } finally {
+      pool.close();
+    }
+  }
+
+  @Test
+  void shutdownNowHandsBackAHeldTaskWhoseHolderBlocks() throws Exception {
+    // The second worker never starts (its factory call blocks), so the held task is still there at
+    // shutdownNow, held or (if the hold watch fired first) queued: it must be handed back, never
+    // lost or run. EngineLincheckTest pins the held case alone, with a timer that never fires.
+    CountDownLatch releaseFactory = new CountDownLatch(1);
+    AtomicInteger calls = new AtomicInteger();
+    ThreadFactory factory = r -> {
+      if (calls.incrementAndGet() > 1) {
+        try {
+          releaseFactory.await();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
+      return TestFactories.daemon(r, "held-sn");
+    };
+    WorkerPool pool = WorkerPool.builder().name("held-sn").capacity(2).threadFactory(factory).build();
+    CountDownLatch holding = new CountDownLatch(1);
+    CountDownLatch block = new CountDownLatch(1);
+    AtomicBoolean heldRan = new AtomicBoolean();
+    Runnable held = () -> heldRan.set(true);
+    pool.execute(() -> {
+      pool.enqueue(held);
+      holding.countDown();
+      try {
+        block.await();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt(); // shutdownNow interrupts it
+      }
+    });
+    assertTrue(holding.await(10, TimeUnit.SECONDS));
+    List<Runnable> back = pool.shutdownNow();
+    releaseFactory.countDown();
+    assertTrue(pool.awaitTermination(10, TimeUnit.SECONDS));
+    assertEquals(1, back.size(), "the held task is handed back");
+    assertFalse(heldRan.get());
+    PoolStats s = pool.stats();
+    assertEquals(0, s.busy() + s.waiting(), s.toString());
+  }
+
+  @RepeatedTest(3)
+  void nestedSubmissionsUnderResizeAllRunExactlyOnce() throws Exception {
+    // Each task queues up to two more until a budget is spent, while the pool is resized; every
+    // accepted task runs once and the pool ends quiet (seats and counts exact).
+    WorkerPool pool = WorkerPool.builder().name("held-stress").capacity(8)
+        .maxWaiting(Integer.MAX_VALUE).build();
+    try {
+      int budget = 50_000;
+      AtomicInteger left = new AtomicInteger(budget);
+      AtomicInteger ran = new AtomicInteger();
+      CountDownLatch all = new CountDownLatch(budget);
+      Runnable[] task = new Runnable[1];
+      task[0] = () -> {
+        ran.incrementAndGet();
+        all.countDown();
+        for (int i = 0; i < 2; i++) {
+          if (left.getAndDecrement() > 0) {
+            pool.enqueue(task[0]);
+          }
+        }
+      };
+      left.decrementAndGet();
+      pool.execute(task[0]);
+      for (int i = 0; all.getCount() > 0 && i < 10_000; i++) {
+        pool.resize(2 + (i % 7));
+        Thread.onSpinWait();
+      }
+      assertTrue(all.await(20, TimeUnit.SECONDS), "ran " + ran.get());
+      assertEquals(budget, ran.get());
+      pool.shutdown();
+      assertTrue(pool.awaitTermination(10, TimeUnit.SECONDS));
+      assertEquals(budget, pool.stats().completed());
+    } finally {
+      pool.close();
+    }
+  }
+}
