@@ -209,33 +209,15 @@ internal class PoolDispatcher private constructor(
     }
 
     /**
-     * Follows ancestry and coroutine stacks together from [job] and [frame]: every job met has its
-     * parent and (for a scope, which is a stack frame too) its caller followed, every frame its job and
-     * its caller. Bounded, so a pathological stack costs a rejection at worst, never a long walk.
+     * Follows ancestry and coroutine stacks together from [job] and [frame] ([AdmissionWalk]): every
+     * job met has its parent and (for a scope, which is a stack frame too) its caller followed, every
+     * frame its job and its caller. Bounded, so a pathological stack costs a rejection at worst, never
+     * a long walk.
      */
-    @OptIn(ExperimentalCoroutinesApi::class) // Job.parent
-    private fun reachesAdmittedWork(job: Job, frame: CoroutineStackFrame?): Boolean {
-        val jobs = ArrayDeque<Job>()
-        val frames = ArrayDeque<CoroutineStackFrame>()
-        val seen = HashSet<Job>()
-        jobs += job
-        frame?.let(frames::add)
-        repeat(MAX_WALK) {
-            val j = jobs.removeFirstOrNull()
-            if (j != null) {
-                if (seen.add(j)) {
-                    if (j !== job && units.containsKey(j)) return true // job's own unit is being admitted
-                    j.parent?.let(jobs::add)
-                    (j as? CoroutineStackFrame)?.callerFrame?.let(frames::add)
-                }
-            } else {
-                val f = frames.removeFirstOrNull() ?: return false
-                (f as? Continuation<*>)?.context?.get(Job)?.let(jobs::add)
-                f.callerFrame?.let(frames::add)
-            }
-        }
-        return false
-    }
+    private fun reachesAdmittedWork(job: Job, frame: CoroutineStackFrame?): Boolean =
+        AdmissionWalk.reaches(job, frame, MAX_WALK, holdsUnit)
+
+    private val holdsUnit: (Job) -> Boolean = { units.containsKey(it) }
 
     /**
      * A context without a job (a raw `startCoroutine`) has no identity to admit once: each dispatch
