@@ -163,12 +163,7 @@ public class EngineLincheckTest {
     /** A submission of {@link #nested} from outside, in nonblocking mode. */
     @Operation
     public void submitNested() {
-      if (state.tryTakeSeat(capacity, false)) {
-        Throwable failure = engine.place(TaskKind.RUNNABLE, nested, false, false);
-        if (failure != null) {
-          throw new AssertionError(failure);
-        }
-      }
+      place(nested, false);
     }
 
     /** The hold watch fires on the timer thread: every held task is published. */
@@ -180,12 +175,7 @@ public class EngineLincheckTest {
     /** A submission in nonblocking mode: take a seat, then {@code Engine.place}. */
     @Operation
     public void submit() {
-      if (state.tryTakeSeat(capacity, false)) {
-        Throwable failure = engine.place(TaskKind.RUNNABLE, TASK, false, true); // an execute
-        if (failure != null) {
-          throw new AssertionError(failure);
-        }
-      }
+      place(TASK, true); // an execute
     }
 
     /**
@@ -194,8 +184,13 @@ public class EngineLincheckTest {
      */
     @Operation
     public void enqueue() {
+      place(TASK, false);
+    }
+
+    /** Takes a seat (nonblocking mode: none, nothing happens), then {@code Engine.place}. */
+    private void place(Runnable task, boolean callerMayBlock) {
       if (state.tryTakeSeat(capacity, false)) {
-        Throwable failure = engine.place(TaskKind.RUNNABLE, TASK, false, false);
+        Throwable failure = engine.place(TaskKind.RUNNABLE, task, false, callerMayBlock);
         if (failure != null) {
           throw new AssertionError(failure);
         }
