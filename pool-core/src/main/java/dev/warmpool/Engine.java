@@ -268,7 +268,15 @@ final class Engine {
       return false;
     }
     if (me.held.add(kind, arg) && !holdWatchArmed.get() && holdWatchArmed.compareAndSet(false, true)) {
-      timer.schedule(holdWatch, System.nanoTime() + HOLD_WATCH_NANOS);
+      try {
+        timer.schedule(holdWatch, System.nanoTime() + HOLD_WATCH_NANOS);
+      } catch (Throwable noTimerThread) {
+        // The timer could not start its thread (no native thread left): nothing will fire, so
+        // nothing may stay held, and the watch must be free to arm on a later hold. The task was
+        // accepted: publish it (and anything held with it) instead of failing the call.
+        holdWatchArmed.set(false);
+        publishHeld(me, false);
+      }
     }
     return true;
   }
