@@ -272,10 +272,10 @@ final class Engine {
         timer.schedule(holdWatch, System.nanoTime() + HOLD_WATCH_NANOS);
       } catch (Throwable noTimerThread) {
         // The timer could not start its thread (no native thread left): nothing will fire, so
-        // nothing may stay held, and the watch must be free to arm on a later hold. The task was
-        // accepted: publish it (and anything held with it) instead of failing the call.
-        holdWatchArmed.set(false);
-        publishHeld(me, false);
+        // nothing may stay held (ours, nor what others held meanwhile relying on this watch), and
+        // the watch must be free to arm on a later hold. The task was accepted: publish it
+        // instead of failing the call.
+        publishAllHeld();
       }
     }
     return true;

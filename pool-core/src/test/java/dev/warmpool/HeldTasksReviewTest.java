@@ -2,7 +2,6 @@ package dev.warmpool;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.List;
@@ -13,6 +12,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -340,6 +340,50 @@ class HeldTasksReviewTest {
     pool.shutdown();
     assertTrue(pool.awaitTermination(10, TimeUnit.SECONDS));
     assertEquals(3, order.length());
-    assertNull(null);
+  }
+
+  @Test
+  void virtualThreadWorkersFreeHeldTasksWhoseHolderBlocksOnAJdkPrimitive() throws Exception {
+    Assumptions.assumeTrue(Runtime.version().feature() >= 21, "virtual threads need JDK 21+");
+    WorkerPool pool = WorkerPool.builder().name("held-vt").capacity(64).virtualThreads(true).build();
+    // 32 holders, each queues a subtask and then waits for it on a latch, a CompletableFuture
+    // join or a get of the subpool's future: each subtask runs while its holder waits.
+    WorkerPool sub = pool.newSubpool("held-vt-sub", 64);
+    CountDownLatch all = new CountDownLatch(32);
+    AtomicInteger freed = new AtomicInteger();
+    for (int i = 0; i < 32; i++) {
+      int kind = i % 3;
+      pool.execute(() -> {
+        try {
+          if (kind == 0) {
+            CountDownLatch ran = new CountDownLatch(1);
+            pool.enqueue(ran::countDown);
+            if (ran.await(10, TimeUnit.SECONDS)) {
+              freed.incrementAndGet();
+            }
+          } else if (kind == 1) {
+            if (java.util.concurrent.CompletableFuture.supplyAsync(() -> 1, pool)
+                .get(10, TimeUnit.SECONDS) == 1) {
+              freed.incrementAndGet();
+            }
+          } else {
+            if (sub.submit(() -> 1).get(10, TimeUnit.SECONDS) == 1) {
+              freed.incrementAndGet();
+            }
+          }
+        } catch (Exception e) {
+          Thread.currentThread().interrupt();
+        } finally {
+          all.countDown();
+        }
+      });
+    }
+    await(all);
+    assertEquals(32, freed.get());
+    pool.shutdown();
+    assertTrue(pool.awaitTermination(10, TimeUnit.SECONDS));
+    PoolStats s = pool.stats();
+    assertEquals(0, s.busy() + s.waiting(), s.toString());
+    assertEquals(s.submitted(), s.completed(), s.toString());
   }
 }
