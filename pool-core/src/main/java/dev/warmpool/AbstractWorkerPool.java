@@ -8,6 +8,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.FutureTask;
+import java.util.concurrent.RunnableFuture;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -134,22 +135,29 @@ abstract class AbstractWorkerPool extends AbstractExecutorService implements Wor
     return future;
   }
 
-  /** A future whose cancellation also withdraws its task from the pool (remove on cancel). */
-  private static final class PoolFuture<T> extends FutureTask<T> implements TaskKind.Expirable {
-    /** Its place in the pool, known only after the hand-off, while a cancel may come first. */
-    final LateHandle place = new LateHandle();
+  /**
+   * The futures of {@code invokeAll} and {@code invokeAny} (AbstractExecutorService makes them here):
+   * a task that waits for them publishes what its worker holds first, as for {@code submit}.
+   */
+  @Override
+  protected <T> RunnableFuture<T> newTaskFor(Callable<T> callable) {
+    return new PublishingFuture<>(callable);
+  }
 
-    PoolFuture(Callable<T> callable) {
+  @Override
+  protected <T> RunnableFuture<T> newTaskFor(Runnable runnable, T value) {
+    return new PublishingFuture<>(Executors.callable(runnable, value));
+  }
+
+  /**
+   * A future whose {@code get} by a task of a pool, waiting for work it queued there, publishes what
+   * the task's worker holds first (Engine, "Held tasks"), rather than waiting for the hold watch.
+   */
+  static class PublishingFuture<T> extends FutureTask<T> {
+    PublishingFuture(Callable<T> callable) {
       super(callable);
     }
 
-    /** Its task waited in line past its deadline: the future fails with the cause. */
-    @Override
-    public void expired(PoolOverloadedException cause) {
-      setException(cause);
-    }
-
-    /** A task of the pool that waits for its own subtask publishes what it holds first. */
     @Override
     public T get() throws InterruptedException, ExecutionException {
       if (!isDone()) {
@@ -165,6 +173,23 @@ abstract class AbstractWorkerPool extends AbstractExecutorService implements Wor
         Engine.beforeBlocking();
       }
       return super.get(timeout, unit);
+    }
+  }
+
+  /** A future whose cancellation also withdraws its task from the pool (remove on cancel). */
+  private static final class PoolFuture<T> extends PublishingFuture<T>
+      implements TaskKind.Expirable {
+    /** Its place in the pool, known only after the hand-off, while a cancel may come first. */
+    final LateHandle place = new LateHandle();
+
+    PoolFuture(Callable<T> callable) {
+      super(callable);
+    }
+
+    /** Its task waited in line past its deadline: the future fails with the cause. */
+    @Override
+    public void expired(PoolOverloadedException cause) {
+      setException(cause);
     }
 
     @Override
