@@ -81,4 +81,26 @@ class HeldTasksLibraryWaitReviewTest {
       assertTrue(pool.awaitTermination(10, TimeUnit.SECONDS));
     }
   }
+
+  @Test
+  void closingASubpoolFromATaskOfItsParentRunsTheSubpoolsHeldTasks() throws Exception {
+    // Structured use: a task opens a subpool for its own fan-out and closes it (shutdown, then
+    // await termination), which waits for the tasks its own worker holds.
+    WorkerPool pool = poolWithoutWatch("held-nowatch-subclose");
+    try {
+      java.util.concurrent.atomic.AtomicInteger ran = new java.util.concurrent.atomic.AtomicInteger();
+      Future<Boolean> outer = pool.submit(() -> {
+        WorkerPool sub = pool.newSubpool("fan-out", 2);
+        sub.execute(ran::incrementAndGet);
+        sub.execute(ran::incrementAndGet);
+        sub.shutdown();
+        return sub.awaitTermination(5, TimeUnit.SECONDS);
+      });
+      assertTrue(outer.get(10, TimeUnit.SECONDS), "the subpool terminated while its closer waited");
+      assertEquals(2, ran.get());
+    } finally {
+      pool.shutdownNow();
+      assertTrue(pool.awaitTermination(10, TimeUnit.SECONDS));
+    }
+  }
 }
