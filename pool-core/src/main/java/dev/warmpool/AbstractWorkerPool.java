@@ -1,6 +1,7 @@
 package dev.warmpool;
 
 import java.time.Duration;
+import java.util.Collection;
 import java.util.Objects;
 import java.util.concurrent.AbstractExecutorService;
 import java.util.concurrent.Callable;
@@ -147,6 +148,49 @@ abstract class AbstractWorkerPool extends AbstractExecutorService implements Wor
   @Override
   protected <T> RunnableFuture<T> newTaskFor(Runnable runnable, T value) {
     return new PublishingFuture<>(Executors.callable(runnable, value));
+  }
+
+  /**
+   * From a task of a pool, nothing that {@code invokeAny} queues is held: it waits for them at once,
+   * on a completion queue that no hook of ours sees (and it publishes what the task held before).
+   */
+  @Override
+  public <T> T invokeAny(Collection<? extends Callable<T>> tasks)
+      throws InterruptedException, ExecutionException {
+    Worker me = holdNothing();
+    try {
+      return super.invokeAny(tasks);
+    } finally {
+      holdAgain(me);
+    }
+  }
+
+  @Override
+  public <T> T invokeAny(Collection<? extends Callable<T>> tasks, long timeout, TimeUnit unit)
+      throws InterruptedException, ExecutionException, TimeoutException {
+    Worker me = holdNothing();
+    try {
+      return super.invokeAny(tasks, timeout, unit);
+    } finally {
+      holdAgain(me);
+    }
+  }
+
+  /** Publishes what the calling task holds and stops it holding; returns its worker, or null. */
+  private static Worker holdNothing() {
+    Engine.beforeBlocking();
+    Worker me = Worker.current();
+    if (me == null || !me.inTask) {
+      return null;
+    }
+    me.inTask = false;
+    return me;
+  }
+
+  private static void holdAgain(Worker me) {
+    if (me != null) {
+      me.inTask = true;
+    }
   }
 
   /**

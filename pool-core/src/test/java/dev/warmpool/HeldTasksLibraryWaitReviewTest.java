@@ -103,4 +103,17 @@ class HeldTasksLibraryWaitReviewTest {
       assertTrue(pool.awaitTermination(10, TimeUnit.SECONDS));
     }
   }
+
+  @Test
+  void invokeAnyFromATaskPublishesItsTasksBeforeItWaits() throws Exception {
+    WorkerPool pool = poolWithoutWatch("held-nowatch-invokeany");
+    try {
+      Callable<Integer> one = () -> 1;
+      Future<Integer> outer = pool.submit(() -> pool.invokeAny(List.of(one, one), 5, TimeUnit.SECONDS));
+      assertEquals(1, outer.get(10, TimeUnit.SECONDS));
+    } finally {
+      pool.shutdownNow();
+      assertTrue(pool.awaitTermination(10, TimeUnit.SECONDS));
+    }
+  }
 }
