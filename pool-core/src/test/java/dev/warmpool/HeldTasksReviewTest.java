@@ -386,4 +386,29 @@ class HeldTasksReviewTest {
     assertEquals(0, s.busy() + s.waiting(), s.toString());
     assertEquals(s.submitted(), s.completed(), s.toString());
   }
+
+  @Test
+  void aHolderThatTheWatchFreedAndThatQueuesMoreIsWatchedAgain() throws Exception {
+    // Each round the holder queues one more task and waits for it outside the library: the watch
+    // that published the previous one must be armed again by the next first hold.
+    WorkerPool pool = WorkerPool.builder().name("held-rearm").capacity(3).build();
+    try {
+      AtomicInteger freed = new AtomicInteger();
+      Future<?> outer = pool.submit(() -> {
+        for (int round = 0; round < 20; round++) {
+          CountDownLatch ran = new CountDownLatch(1);
+          pool.enqueue(ran::countDown);
+          if (!ran.await(5, TimeUnit.SECONDS)) {
+            return null;
+          }
+          freed.incrementAndGet();
+        }
+        return null;
+      });
+      outer.get(20, TimeUnit.SECONDS);
+      assertEquals(20, freed.get());
+    } finally {
+      pool.close();
+    }
+  }
 }
