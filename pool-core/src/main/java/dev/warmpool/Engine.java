@@ -146,6 +146,11 @@ final class Engine {
   static final int MAX_SPINNERS = Math.max(1, Runtime.getRuntime().availableProcessors() / 2);
   /** Spin iterations before parking: a few microseconds, well under a park/unpark round trip. */
   static final int SPINS = Runtime.getRuntime().availableProcessors() > 1 ? 1 << 9 : 0;
+  /**
+   * How many held tasks a worker runs next in a row while tasks wait in the run queue (Tokio caps
+   * its LIFO slot likewise): a task queued from outside is never left to the hold watch.
+   */
+  static final int HELD_RUNS_BUDGET = 64;
   /** How long a running task may hold the tasks it queued before the watch publishes them. */
   static final long HOLD_WATCH_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
   /** How long after a worker failed to start a start is tried again. */
@@ -600,13 +605,17 @@ final class Engine {
     w.holdsSeat = false;
     host.releaseSeat();
     if (!w.held.isEmpty()) {
-      // It runs the first task its task queued (warm, with no wake-up), and publishes the rest.
-      publishHeld(w, true);
+      // It runs the first task its task queued (warm, with no wake-up), and publishes the rest;
+      // but a chain of tasks that each queue the next would keep it from the run queue for good,
+      // so after HELD_RUNS_BUDGET in a row, with tasks queued there, the held go behind them.
+      publishHeld(w, w.heldRunsInARow < HELD_RUNS_BUDGET || runQueue.isEmpty());
       if (w.kind != null) {
+        w.heldRunsInARow++;
         w.holdsSeat = true;
         return AfterTask.RUN_NEXT;
       }
     }
+    w.heldRunsInARow = 0;
     return AfterTask.LOOK_FOR_WORK;
   }
 
