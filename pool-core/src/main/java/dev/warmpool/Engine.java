@@ -301,12 +301,15 @@ final class Engine {
 
   /** The hold watch fired: every held task is published now. */
   void publishAllHeld() {
+    // Publish (the flag cleared), then check (each worker's size): a holder adds (writes its
+    // size), then reads the flag. Both are volatile, so one of us sees the other; with a plain size
+    // both could miss (a store-load reorder, which x86 allows) and leave a task held unwatched.
     holdWatchArmed.set(false);
-    // Each worker's tasks are taken under its lock, never skipped on the unlocked isEmpty() hint.
-    // Publish (the flag cleared), then check: a holder adds, then reads the flag; a plain read of
-    // its size here could miss an add whose holder read the flag still set (a store-load reorder,
-    // which x86 allows), leaving that task held with no watch to come. The lock orders the two.
-    starter.forEachWorker(w -> publishHeld(w, false));
+    starter.forEachWorker(w -> {
+      if (!w.held.isEmpty()) {
+        publishHeld(w, false);
+      }
+    });
   }
 
   /**
