@@ -1,6 +1,7 @@
 package dev.warmpool;
 
 import java.time.Duration;
+import java.util.Collection;
 import java.util.Objects;
 import java.util.concurrent.AbstractExecutorService;
 import java.util.concurrent.Callable;
@@ -8,6 +9,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.FutureTask;
+import java.util.concurrent.RunnableFuture;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -134,22 +136,72 @@ abstract class AbstractWorkerPool extends AbstractExecutorService implements Wor
     return future;
   }
 
-  /** A future whose cancellation also withdraws its task from the pool (remove on cancel). */
-  private static final class PoolFuture<T> extends FutureTask<T> implements TaskKind.Expirable {
-    /** Its place in the pool, known only after the hand-off, while a cancel may come first. */
-    final LateHandle place = new LateHandle();
+  /**
+   * The futures of {@code invokeAll} and {@code invokeAny} (AbstractExecutorService makes them here):
+   * a task that waits for them publishes what its worker holds first, as for {@code submit}.
+   */
+  @Override
+  protected <T> RunnableFuture<T> newTaskFor(Callable<T> callable) {
+    return new PublishingFuture<>(callable);
+  }
 
-    PoolFuture(Callable<T> callable) {
+  @Override
+  protected <T> RunnableFuture<T> newTaskFor(Runnable runnable, T value) {
+    return new PublishingFuture<>(Executors.callable(runnable, value));
+  }
+
+  /**
+   * From a task of a pool, nothing that {@code invokeAny} queues is held: it waits for them at once,
+   * on a completion queue that no hook of ours sees (and it publishes what the task held before).
+   */
+  @Override
+  public <T> T invokeAny(Collection<? extends Callable<T>> tasks)
+      throws InterruptedException, ExecutionException {
+    Worker me = holdNothing();
+    try {
+      return super.invokeAny(tasks);
+    } finally {
+      holdAgain(me);
+    }
+  }
+
+  @Override
+  public <T> T invokeAny(Collection<? extends Callable<T>> tasks, long timeout, TimeUnit unit)
+      throws InterruptedException, ExecutionException, TimeoutException {
+    Worker me = holdNothing();
+    try {
+      return super.invokeAny(tasks, timeout, unit);
+    } finally {
+      holdAgain(me);
+    }
+  }
+
+  /** Publishes what the calling task holds and stops it holding; returns its worker, or null. */
+  private static Worker holdNothing() {
+    Engine.beforeBlocking();
+    Worker me = Worker.current();
+    if (me == null || !me.inTask) {
+      return null;
+    }
+    me.inTask = false;
+    return me;
+  }
+
+  private static void holdAgain(Worker me) {
+    if (me != null) {
+      me.inTask = true;
+    }
+  }
+
+  /**
+   * A future whose {@code get} by a task of a pool, waiting for work it queued there, publishes what
+   * the task's worker holds first (Engine, "Held tasks"), rather than waiting for the hold watch.
+   */
+  static class PublishingFuture<T> extends FutureTask<T> {
+    PublishingFuture(Callable<T> callable) {
       super(callable);
     }
 
-    /** Its task waited in line past its deadline: the future fails with the cause. */
-    @Override
-    public void expired(PoolOverloadedException cause) {
-      setException(cause);
-    }
-
-    /** A task of the pool that waits for its own subtask publishes what it holds first. */
     @Override
     public T get() throws InterruptedException, ExecutionException {
       if (!isDone()) {
@@ -165,6 +217,23 @@ abstract class AbstractWorkerPool extends AbstractExecutorService implements Wor
         Engine.beforeBlocking();
       }
       return super.get(timeout, unit);
+    }
+  }
+
+  /** A future whose cancellation also withdraws its task from the pool (remove on cancel). */
+  private static final class PoolFuture<T> extends PublishingFuture<T>
+      implements TaskKind.Expirable {
+    /** Its place in the pool, known only after the hand-off, while a cancel may come first. */
+    final LateHandle place = new LateHandle();
+
+    PoolFuture(Callable<T> callable) {
+      super(callable);
+    }
+
+    /** Its task waited in line past its deadline: the future fails with the cause. */
+    @Override
+    public void expired(PoolOverloadedException cause) {
+      setException(cause);
     }
 
     @Override

@@ -24,8 +24,12 @@ final class HeldTasks {
 
   @SuppressWarnings("unused") // accessed through LOCK
   private volatile int lock;
-  /** Guarded by the lock; the owner may read it without, as only the owner adds. */
-  private int size;
+  /**
+   * Written under the lock; the owner may read it without, as only the owner adds. Volatile for the
+   * hold watch's unlocked look ({@link Engine#publishAllHeld}): the add and the holder's later read
+   * of the watch flag must not be reordered.
+   */
+  private volatile int size;
   private TaskKind[] kinds = new TaskKind[4];
   private Object[] args = new Object[4];
 

@@ -209,6 +209,10 @@ final class Lifecycle {
   /** Waits for the terminated state (not for the threads: the pool waits for those itself). */
   boolean awaitTerminated(long timeout, TimeUnit unit) throws InterruptedException {
     CompletableFuture<Void> t = termination;
+    if (!t.isDone()) {
+      // A task closing a subpool it fanned out on waits for tasks its own worker may hold.
+      Engine.beforeBlocking();
+    }
     try {
       t.get(timeout, unit);
       return true;

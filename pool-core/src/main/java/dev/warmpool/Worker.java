@@ -94,6 +94,8 @@ final class Worker extends TaskSlot implements Runnable {
   boolean inTask;
   /** What the running task queued on this pool; run or published when it ends. */
   final HeldTasks held = new HeldTasks();
+  /** Thread-confined: held tasks it ran next in a row, without a look at the run queue. */
+  int heldRunsInARow;
   /** Set by whoever retired this worker and gave its slot back, before the worker exits. */
   volatile boolean slotReleased;
   /** Written only under the idle stack's lock, when the worker is pushed. */
