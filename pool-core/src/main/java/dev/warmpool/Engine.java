@@ -58,7 +58,9 @@ import java.util.concurrent.atomic.LongAdder;
  *       {@code invokeAny} holds nothing; a wait outside the library (a latch, a
  *       {@code CompletableFuture.join}, Reactor's {@code block()}) is freed only by the watch, so
  *       it costs at least {@link #HOLD_WATCH_NANOS} (review 5 measured 1.07 ms against 2.6 us
- *       before held tasks);</li>
+ *       before held tasks); so when the watch finds a task that held work for most of a period,
+ *       the engine stops holding for {@link #HOLD_OFF_NANOS} ({@link #holdOff}): a pattern that
+ *       waits for its own subtasks pays one period per hold-off, not per wait;</li>
  *   <li>a worker runs at most {@link #HELD_RUNS_BUDGET} held tasks in a row while tasks wait in
  *       the run queue, so a chain of tasks that each queue the next does not keep it from them;</li>
  *   <li>{@code shutdownNow} hands them back with the queued tasks; a worker that exits (shrink,
@@ -159,6 +161,8 @@ final class Engine {
   static final int HELD_RUNS_BUDGET = 64;
   /** How long a running task may hold the tasks it queued before the watch publishes them. */
   static final long HOLD_WATCH_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+  /** How long holding stays off after the watch found a holder that waited (see holdOff). */
+  static final long HOLD_OFF_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
   /** How long after a worker failed to start a start is tried again. */
   private static final long START_RETRY_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
 
@@ -186,6 +190,14 @@ final class Engine {
   private final AtomicBoolean backgroundPending = new AtomicBoolean();
   /** The hold watch is on the timer (see the class notes). */
   private final AtomicBoolean holdWatchArmed = new AtomicBoolean();
+  /** Holding is off for a while: a holder was found waiting (see {@link #holdOff}). */
+  private volatile boolean holdingOff;
+  private final SharedTimer.Task holdResume = new SharedTimer.Task() {
+    @Override
+    void fire() {
+      holdingOff = false;
+    }
+  };
   private final SharedTimer.Task holdWatch = new SharedTimer.Task() {
     @Override
     void fire() {
@@ -275,7 +287,7 @@ final class Engine {
    */
   private boolean hold(TaskKind kind, Object arg) {
     Worker me = Worker.current();
-    if (me == null || me.engine != this || !me.inTask) {
+    if (me == null || me.engine != this || !me.inTask || holdingOff) {
       return false;
     }
     if (me.held.add(kind, arg) && !holdWatchArmed.get() && holdWatchArmed.compareAndSet(false, true)) {
@@ -305,11 +317,32 @@ final class Engine {
     // size), then reads the flag. Both are volatile, so one of us sees the other; with a plain size
     // both could miss (a store-load reorder, which x86 allows) and leave a task held unwatched.
     holdWatchArmed.set(false);
+    long stuckIfSince = System.nanoTime() - HOLD_WATCH_NANOS / 2;
+    boolean[] stuck = new boolean[1];
     starter.forEachWorker(w -> {
       if (!w.held.isEmpty()) {
+        stuck[0] |= w.held.heldSince(stuckIfSince);
         publishHeld(w, false);
       }
     });
+    if (stuck[0] && !holdingOff) {
+      holdOff();
+    }
+  }
+
+  /**
+   * A task held work for most of a watch period: it is probably waiting for that work outside this
+   * library (a latch, {@code CompletableFuture.join}, Reactor's {@code block()}), which costs a
+   * whole period each time. So the engine stops holding for {@link #HOLD_OFF_NANOS} and publishes
+   * at once, as before held tasks; such a pattern then pays one period per hold-off, not per wait.
+   */
+  private void holdOff() {
+    holdingOff = true;
+    try {
+      timer.schedule(holdResume, System.nanoTime() + HOLD_OFF_NANOS);
+    } catch (Throwable noTimerThread) {
+      // nothing would resume holding: it stays off, which is only the old, slower policy
+    }
   }
 
   /**
@@ -771,6 +804,11 @@ final class Engine {
       }
     });
     starter.interruptAll();
+  }
+
+  /** Whether holding is off after a holder was found waiting; for tests. */
+  boolean isHoldingOff() {
+    return holdingOff;
   }
 
   /** Workers spinning or being woken to spin; for the model check. */

@@ -30,12 +30,23 @@ final class HeldTasks {
    * of the watch flag must not be reordered.
    */
   private volatile int size;
+  /** When the first of the tasks held now was added ({@code System.nanoTime}); written before size. */
+  private long since;
   private TaskKind[] kinds = new TaskKind[4];
   private Object[] args = new Object[4];
 
   /** Whether anything is held; exact for the owner, a hint for anyone else. */
   boolean isEmpty() {
     return size == 0;
+  }
+
+  /**
+   * Whether tasks have been held here since at or before {@code cutoff} (a {@code System.nanoTime}
+   * reading); a hint for the hold watch: read without the lock, after the size it was written
+   * before.
+   */
+  boolean heldSince(long cutoff) {
+    return size != 0 && since - cutoff <= 0;
   }
 
   /** How many are held now; for the model check. */
@@ -59,6 +70,9 @@ final class HeldTasks {
       }
       kinds[n] = kind;
       args[n] = arg;
+      if (n == 0) {
+        since = System.nanoTime();
+      }
       size = n + 1;
       return n == 0;
     } finally {

@@ -70,6 +70,29 @@ class HeldTasksTest {
   }
 
   @Test
+  void aTaskFoundWaitingForItsHeldWorkTurnsHoldingOffForAWhile() throws Exception {
+    // The first wait outside the library is freed by the hold watch, which finds the holder stuck
+    // and turns holding off: the next subtask queued by a task is published at once, not held.
+    BoundedPool pool = (BoundedPool) WorkerPool.builder().name("held-off").capacity(4).build();
+    try {
+      CountDownLatch firstRan = new CountDownLatch(1);
+      pool.submit(() -> {
+        pool.enqueue(firstRan::countDown);
+        firstRan.await(); // a wait no hook sees: only the watch frees it
+        return null;
+      }).get(10, TimeUnit.SECONDS);
+      assertTrue(pool.engine.isHoldingOff(), "the watch found the holder waiting");
+      Boolean heldNothing = pool.submit(() -> {
+        pool.enqueue(() -> { });
+        return Worker.current().held.isEmpty();
+      }).get(10, TimeUnit.SECONDS);
+      assertTrue(heldNothing, "published at once while holding is off");
+    } finally {
+      pool.close();
+    }
+  }
+
+  @Test
   void aTaskThatWaitsForTheFutureOfItsSubtaskPublishesItFirst() throws Exception {
     WorkerPool pool = WorkerPool.builder().name("held-get").capacity(2).build();
     try {
