@@ -104,40 +104,7 @@ public class EngineLincheckTest {
         return new ModelThread();
       };
       SharedTimer timer = new SharedTimer(loop -> new ModelThread());
-      Engine.Host host = new Engine.Host() {
-        @Override
-        public int capacity() {
-          return Model.this.capacity;
-        }
-
-        @Override
-        public boolean isRunning() {
-          return true;
-        }
-
-        @Override
-        public boolean hasWaiters() {
-          return false;
-        }
-
-        @Override
-        public TaskEnvelope passSeat() {
-          return null;
-        }
-
-        @Override
-        public void releaseSeat() {
-          state.releaseSeat();
-        }
-
-        @Override
-        public int seats() {
-          return state.seats();
-        }
-
-        @Override
-        public void tryTerminate() {}
-      };
+      Engine.Host host = new StubHost(state, () -> Model.this.capacity);
       Engine.Parking parking = w -> {
         Worker.Wake s = w.takeSignal();
         if (s == null) {

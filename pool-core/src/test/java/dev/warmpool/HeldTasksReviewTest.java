@@ -252,19 +252,9 @@ class HeldTasksReviewTest {
     WorkerPool pool = WorkerPool.builder().name("held-sub").capacity(3).threadFactory(factory)
         .build();
     WorkerPool sub = pool.newSubpool("sub", 2);
-    CountDownLatch holding = new CountDownLatch(1);
     AtomicBoolean heldRan = new AtomicBoolean();
     Runnable held = () -> heldRan.set(true);
-    sub.execute(() -> {
-      sub.enqueue(held);
-      holding.countDown();
-      try {
-        new CountDownLatch(1).await();
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-    });
-    await(holding);
+    holdThenBlock(sub, held);
     List<Runnable> back = sub.shutdownNow();
     assertTrue(sub.awaitTermination(10, TimeUnit.SECONDS), sub.stats().toString());
     List<Runnable> parentBack = pool.shutdownNow();
@@ -283,19 +273,9 @@ class HeldTasksReviewTest {
     WorkerPool pool = WorkerPool.builder().name("held-sub2").capacity(3).threadFactory(factory)
         .build();
     WorkerPool sub = pool.newSubpool("sub", 2);
-    CountDownLatch holding = new CountDownLatch(1);
     AtomicBoolean heldRan = new AtomicBoolean();
     Runnable held = () -> heldRan.set(true);
-    sub.execute(() -> {
-      sub.enqueue(held);
-      holding.countDown();
-      try {
-        new CountDownLatch(1).await();
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-    });
-    await(holding);
+    holdThenBlock(sub, held);
     List<Runnable> back = pool.shutdownNow();
     factory.release.countDown();
     assertTrue(pool.awaitTermination(10, TimeUnit.SECONDS), pool.stats().toString());
@@ -410,5 +390,23 @@ class HeldTasksReviewTest {
     } finally {
       pool.close();
     }
+  }
+
+  /**
+   * A task of {@code pool} queues {@code held} there (its worker holds it), then blocks until
+   * interrupted; returns once it holds.
+   */
+  private static void holdThenBlock(WorkerPool pool, Runnable held) throws InterruptedException {
+    CountDownLatch holding = new CountDownLatch(1);
+    pool.execute(() -> {
+      pool.enqueue(held);
+      holding.countDown();
+      try {
+        new CountDownLatch(1).await();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    });
+    await(holding);
   }
 }

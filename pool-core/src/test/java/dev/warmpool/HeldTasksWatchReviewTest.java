@@ -29,41 +29,8 @@ class HeldTasksWatchReviewTest {
     }
     return SharedTimer.newTimerThread(loop);
   });
-  final Engine engine = new Engine(new Engine.Host() {
-    @Override
-    public int capacity() {
-      return CAPACITY;
-    }
-
-    @Override
-    public boolean isRunning() {
-      return true;
-    }
-
-    @Override
-    public boolean hasWaiters() {
-      return false;
-    }
-
-    @Override
-    public TaskEnvelope passSeat() {
-      return null;
-    }
-
-    @Override
-    public void releaseSeat() {
-      state.releaseSeat();
-    }
-
-    @Override
-    public int seats() {
-      return state.seats();
-    }
-
-    @Override
-    public void tryTerminate() {}
-  }, accounting, CAPACITY, Long.MAX_VALUE / 4, Ticker.system(),
-      new ThreadStarter(r -> TestFactories.daemon(r, "held-watch"), accounting.counters), timer,
+  final Engine engine = new Engine(new StubHost(state, () -> CAPACITY), accounting, CAPACITY,
+      Long.MAX_VALUE / 4, Ticker.system(), new ThreadStarter(r -> TestFactories.daemon(r, "held-watch"), accounting.counters), timer,
       ThreadStarter.ASYNC, Worker::awaitSignal, Engine.SPINS);
 
   /** Takes a seat and hands the task to the engine, as a nonblocking pool's enqueue does. */
