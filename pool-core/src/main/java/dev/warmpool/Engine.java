@@ -192,6 +192,8 @@ final class Engine {
   private final AtomicBoolean holdWatchArmed = new AtomicBoolean();
   /** Holding is off for a while: a holder was found waiting (see {@link #holdOff}). */
   private volatile boolean holdingOff;
+  /** How many times holding went off; for tests. */
+  private volatile int holdOffs;
   private final SharedTimer.Task holdResume = new SharedTimer.Task() {
     @Override
     void fire() {
@@ -318,16 +320,14 @@ final class Engine {
     // both could miss (a store-load reorder, which x86 allows) and leave a task held unwatched.
     holdWatchArmed.set(false);
     long stuckIfSince = System.nanoTime() - HOLD_WATCH_NANOS / 2;
-    boolean[] stuck = new boolean[1];
     starter.forEachWorker(w -> {
       if (!w.held.isEmpty()) {
-        stuck[0] |= w.held.heldSince(stuckIfSince);
+        if (!holdingOff && w.held.heldSince(stuckIfSince)) {
+          holdOff(); // before the publish: what the waiter does next must see holding off
+        }
         publishHeld(w, false);
       }
     });
-    if (stuck[0] && !holdingOff) {
-      holdOff();
-    }
   }
 
   /**
@@ -337,6 +337,7 @@ final class Engine {
    * at once, as before held tasks; such a pattern then pays one period per hold-off, not per wait.
    */
   private void holdOff() {
+    holdOffs++; // only the timer thread writes it
     holdingOff = true;
     try {
       timer.schedule(holdResume, System.nanoTime() + HOLD_OFF_NANOS);
@@ -809,6 +810,11 @@ final class Engine {
   /** Whether holding is off after a holder was found waiting; for tests. */
   boolean isHoldingOff() {
     return holdingOff;
+  }
+
+  /** How many times holding went off; for tests. */
+  int holdOffs() {
+    return holdOffs;
   }
 
   /** Workers spinning or being woken to spin; for the model check. */

@@ -81,12 +81,15 @@ class HeldTasksTest {
         firstRan.await(); // a wait no hook sees: only the watch frees it
         return null;
       }).get(10, TimeUnit.SECONDS);
-      assertTrue(pool.engine.isHoldingOff(), "the watch found the holder waiting");
-      Boolean heldNothing = pool.submit(() -> {
+      assertEquals(1, pool.engine.holdOffs(), "the watch found the holder waiting");
+      // Holding comes back after 100 ms, which a loaded machine may spend anywhere: so what is
+      // checked is that while it is off (read before the enqueue), nothing is held.
+      Boolean heldNothingIfOff = pool.submit(() -> {
+        boolean off = pool.engine.isHoldingOff();
         pool.enqueue(() -> { });
-        return Worker.current().held.isEmpty();
+        return !off || Worker.current().held.isEmpty();
       }).get(10, TimeUnit.SECONDS);
-      assertTrue(heldNothing, "published at once while holding is off");
+      assertTrue(heldNothingIfOff, "published at once while holding is off");
     } finally {
       pool.close();
     }
