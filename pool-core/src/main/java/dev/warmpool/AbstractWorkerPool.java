@@ -157,39 +157,22 @@ abstract class AbstractWorkerPool extends AbstractExecutorService implements Wor
   @Override
   public <T> T invokeAny(Collection<? extends Callable<T>> tasks)
       throws InterruptedException, ExecutionException {
-    Worker me = holdNothing();
+    Worker me = Engine.stopHolding();
     try {
       return super.invokeAny(tasks);
     } finally {
-      holdAgain(me);
+      Engine.resumeHolding(me);
     }
   }
 
   @Override
   public <T> T invokeAny(Collection<? extends Callable<T>> tasks, long timeout, TimeUnit unit)
       throws InterruptedException, ExecutionException, TimeoutException {
-    Worker me = holdNothing();
+    Worker me = Engine.stopHolding();
     try {
       return super.invokeAny(tasks, timeout, unit);
     } finally {
-      holdAgain(me);
-    }
-  }
-
-  /** Publishes what the calling task holds and stops it holding; returns its worker, or null. */
-  private static Worker holdNothing() {
-    Engine.beforeBlocking();
-    Worker me = Worker.current();
-    if (me == null || !me.inTask) {
-      return null;
-    }
-    me.inTask = false;
-    return me;
-  }
-
-  private static void holdAgain(Worker me) {
-    if (me != null) {
-      me.inTask = true;
+      Engine.resumeHolding(me);
     }
   }
 

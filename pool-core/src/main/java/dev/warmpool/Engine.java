@@ -306,9 +306,12 @@ final class Engine {
     return true;
   }
 
-  /** Publishes what {@code w} holds and signals; {@code keepFirst}: the first goes to w's slot. */
+  /**
+   * Publishes what {@code w} holds, if anything, and signals; {@code keepFirst}: the first goes to
+   * w's slot. The emptiness look is the volatile read the watch's ordering relies on.
+   */
   private void publishHeld(Worker w, boolean keepFirst) {
-    if (w.held.drainTo(keepFirst ? w : null, runQueue) != 0) {
+    if (!w.held.isEmpty() && w.held.drainTo(keepFirst ? w : null, runQueue) != 0) {
       signalWork(false);
     }
   }
@@ -321,12 +324,10 @@ final class Engine {
     holdWatchArmed.set(false);
     long stuckIfSince = System.nanoTime() - HOLD_WATCH_NANOS / 2;
     starter.forEachWorker(w -> {
-      if (!w.held.isEmpty()) {
-        if (!holdingOff && w.held.heldSince(stuckIfSince)) {
-          holdOff(); // before the publish: what the waiter does next must see holding off
-        }
-        publishHeld(w, false);
+      if (!holdingOff && w.held.heldSince(stuckIfSince)) {
+        holdOff(); // before the publish: what the waiter does next must see holding off
       }
+      publishHeld(w, false);
     });
   }
 
@@ -353,8 +354,30 @@ final class Engine {
    */
   static void beforeBlocking() {
     Worker me = Worker.current();
-    if (me != null && !me.held.isEmpty()) {
+    if (me != null) {
       me.engine.publishHeld(me, false);
+    }
+  }
+
+  /**
+   * The calling task is about to queue work it waits for at once, where no hook of ours sees the
+   * wait ({@code invokeAny}): publishes what it holds and stops it holding. Returns its worker, to
+   * hand to {@link #resumeHolding}, or null if the caller is not a task of a pool.
+   */
+  static Worker stopHolding() {
+    beforeBlocking();
+    Worker me = Worker.current();
+    if (me == null || !me.inTask) {
+      return null;
+    }
+    me.inTask = false;
+    return me;
+  }
+
+  /** Undoes {@link #stopHolding}. */
+  static void resumeHolding(Worker me) {
+    if (me != null) {
+      me.inTask = true;
     }
   }
 
@@ -640,9 +663,7 @@ final class Engine {
     if (e != null) { // the seat passes to the head of the line, and this worker runs it
       w.kind = TaskEnvelope.KIND;
       w.arg = e;
-      if (!w.held.isEmpty()) {
-        publishHeld(w, false);
-      }
+      publishHeld(w, false);
       return AfterTask.RUN_NEXT;
     }
     w.holdsSeat = false;
@@ -668,9 +689,7 @@ final class Engine {
       counters.workersStopped.increment();
     }
     dropSpinner(w);
-    if (!w.held.isEmpty()) { // its task's failure handler threw
-      publishHeld(w, false);
-    }
+    publishHeld(w, false); // held only if its task's failure handler threw
     if (w.opensStarting) { // it exited before its first look (shutdown): open for the next start
       w.opensStarting = false;
       starting.decrementAndGet();
