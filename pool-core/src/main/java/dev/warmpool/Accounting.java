@@ -52,6 +52,17 @@ final class Accounting {
     }
   }
 
+  /**
+   * Takes back an {@link #expired()} counted before a CAS to EXPIRED that then lost to a cancel or a
+   * hand-back. Expiries are counted before the state that announces them, so that whoever reads an
+   * expired handle finds it counted; the price is this brief over-count when they race.
+   */
+  void notExpired() {
+    for (Accounting a = this; a != null; a = a.parent) {
+      a.counters.expired.decrement();
+    }
+  }
+
   /** One rejection, counted where it happened only. */
   void rejected() {
     counters.rejected.increment();

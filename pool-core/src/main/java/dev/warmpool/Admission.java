@@ -366,28 +366,22 @@ final class Admission implements TaskEnvelope.Owner {
     // pool does not terminate while whoever waits for this entry has not yet heard of its end.
     notices.incrementAndGet();
     List<Runnable> laneTasks = e.kind.countsAsTask() ? List.of() : new ArrayList<>();
-    if (!line.expire(e, x, laneTasks)) {
+    if (!line.expire(e, x, laneTasks, () -> countExpired(e))) {
       noticeDone(); // a termination that saw our hold meanwhile relies on us to look again
       return;
     }
     if (e.caller != null) {
-      accounting.expired();
       LockSupport.unpark(e.caller); // it reads EXPIRED and throws
       noticeDone();
       return;
     }
     Runnable tell;
     if (e.kind.countsAsTask()) {
-      accounting.expired();
-      accounting.withdrawn();
       PoolOverloadedException cause = x.failure();
       tell = e.kind.expiredAtOnce(e.arg, cause) ? () -> e.kind.expired(e.arg, cause) : null;
     } else if (!laneTasks.isEmpty()) {
-      // Counted here, before a shutdown can see the line empty and terminate.
       List<Runnable> toTell = new ArrayList<>();
       for (Runnable t : laneTasks) {
-        accounting.expired();
-        accounting.withdrawn();
         if (TaskKind.RUNNABLE.expiredAtOnce(t, x.failure())) {
           toTell.add(t);
         }
@@ -413,6 +407,21 @@ final class Admission implements TaskEnvelope.Owner {
     } catch (RuntimeException | Error noThread) {
       noticeDone(); // nothing can run the callback; the entry's handle still reads expired
       throw noThread;
+    }
+  }
+
+  /**
+   * Under the line's lock, before the entry reads EXPIRED (and before a shutdown can see the line
+   * empty and terminate): a blocked caller or a task counts as one expired entry. A lane not yet
+   * admitted counts each task queued in it as it marks it, and a subpool's task counts in its
+   * subpool as it hears of the expiry: each before its own handle can read EXPIRED.
+   */
+  private void countExpired(TaskEnvelope e) {
+    if (e.caller != null) {
+      accounting.expired();
+    } else if (e.kind.countsAsTask()) {
+      accounting.expired();
+      accounting.withdrawn();
     }
   }
 

@@ -218,8 +218,13 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
       return false;
     }
     for (Runnable t; (t = queue.poll()) != null; ) {
+      // Counted before a handle can read EXPIRED (see Accounting.notExpired).
+      accounting.expired();
       if (!(t instanceof LaneTask l) || l.transition(TaskEnvelope.QUEUED, TaskEnvelope.EXPIRED)) {
-        tasks.add(t); // a LaneTask withdrawn by its handle meanwhile was counted by its cancel
+        accounting.withdrawn();
+        tasks.add(t);
+      } else {
+        accounting.notExpired(); // withdrawn by its handle meanwhile, and counted by its cancel
       }
     }
     scheduled.set(false);

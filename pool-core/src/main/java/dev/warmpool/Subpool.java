@@ -319,12 +319,18 @@ final class Subpool extends AbstractWorkerPool {
    * which gives the seat back after).
    */
   private boolean expiredInParent(Seat s, PoolOverloadedException cause) {
+    boolean counts = s.kind.countsAsTask();
+    if (counts) {
+      accounting.expired(); // before the handle can read EXPIRED (see Accounting.notExpired)
+    }
     if (!s.transition(TaskEnvelope.QUEUED, TaskEnvelope.EXPIRED)) {
+      if (counts) {
+        accounting.notExpired(); // its handle or a shutdownNow took it first, and counted it
+      }
       release(s);
       return false;
     }
-    if (s.kind.countsAsTask()) {
-      accounting.expired();
+    if (counts) {
       accounting.withdrawn();
     }
     if (s.kind.expiredAtOnce(s.arg, cause)) {

@@ -93,8 +93,11 @@ final class WaitingLine {
    * Removes a waiting entry whose line deadline ({@code deadline}, its timer) passed, marked EXPIRED;
    * false if it already got a seat or left the line, if that timer is no longer its own, or if its
    * kind says no ({@link TaskKind#expiring}, which adds to {@code tasks} what expires with it).
+   * {@code count} runs once the expiry is decided and before EXPIRED is published (it runs no user
+   * code): whoever sees the entry expired, through its handle, its future or its woken caller, also
+   * sees it counted.
    */
-  boolean expire(TaskEnvelope e, SharedTimer.Task deadline, List<Runnable> tasks) {
+  boolean expire(TaskEnvelope e, SharedTimer.Task deadline, List<Runnable> tasks, Runnable count) {
     lock.lock();
     try {
       if (e.state != TaskEnvelope.WAITING || e.expiry != deadline
@@ -102,6 +105,7 @@ final class WaitingLine {
         return false;
       }
       unlink(e);
+      count.run();
       e.state = TaskEnvelope.EXPIRED;
       return true;
     } finally {
