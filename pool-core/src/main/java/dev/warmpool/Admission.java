@@ -48,7 +48,7 @@ final class Admission implements TaskEnvelope.Owner {
   }
 
   final String name;
-  /** "pool 'x'", or "subpool 'y' of pool 'x'": how messages name the pool. */
+  /** {@code pool "x"}, or {@code subpool "y" of pool "x"}: how messages name the pool. */
   final String description;
   final boolean nonblocking;
   final int maxWaiting;
@@ -222,8 +222,8 @@ final class Admission implements TaskEnvelope.Owner {
     switch (line.offer(e, admitted ? Integer.MAX_VALUE : maxWaiting, admitted)) {
       case FULL -> {
         accounting.rejected();
-        throw new PoolOverloadedException(seatsTaken() + " and the waiting line is full"
-            + " (maxWaiting " + maxWaiting + ")");
+        throw new PoolOverloadedException(description + " is full: " + occupancy()
+            + " (the waiting line is full)");
       }
       case REFUSED -> throw closed();
       case LINKED -> {
@@ -267,8 +267,7 @@ final class Admission implements TaskEnvelope.Owner {
       long waited = System.nanoTime() - joined;
       return new PoolOverloadedException(description + " is overloaded: the task waited "
           + TimeUnit.NANOSECONDS.toMillis(waited) + " ms in line, past its deadline of "
-          + AbstractWorkerPool.formatDuration(Duration.ofNanos(limit))
-          + " (capacity " + capacity + ", waiting " + line.size() + ")");
+          + AbstractWorkerPool.formatDuration(Duration.ofNanos(limit)) + "; " + occupancy());
     }
   }
 
@@ -618,21 +617,27 @@ final class Admission implements TaskEnvelope.Owner {
 
   PoolOverloadedException overloaded() {
     accounting.rejected();
-    return new PoolOverloadedException(seatsTaken());
+    return new PoolOverloadedException(description + " is full: " + occupancy());
   }
 
-  /** The overload message's common part: the pool, its capacity and the tasks running. */
-  private String seatsTaken() {
-    return description + " is overloaded: every seat is taken (capacity " + capacity + ", busy "
-        + placement.busy() + ")";
+  /**
+   * What is full, in the words of {@link PoolStats}: {@code 4 of 4 seats taken (2 running, 2 queued
+   * for a worker), line 0 of 0}. A seat is held by a running task and by one queued for a worker, so
+   * "running" alone may read below the capacity of a full pool. A snapshot: the parts are read one
+   * after another, racing the workers.
+   */
+  String occupancy() {
+    int taken = Math.min(state.seats(), capacity);
+    int running = Math.min(placement.busy(), taken);
+    return taken + " of " + capacity + " seats taken (" + running + " running, " + (taken - running)
+        + " queued for a worker), line " + line.size() + " of " + (nonblocking ? 0 : maxWaiting);
   }
 
   /** A subpool's seated task that its full parent refused. */
   PoolOverloadedException parentFull(Admission parentAdmission) {
     accounting.rejected();
-    return new PoolOverloadedException(description + " is overloaded: its parent "
-        + parentAdmission.description + " has every seat taken (capacity "
-        + parentAdmission.capacity + ")");
+    return new PoolOverloadedException(description + " is full: its parent "
+        + parentAdmission.description + " has " + parentAdmission.occupancy());
   }
 
   /** A task that got a seat, but no worker thread could be started for it. */

@@ -27,7 +27,7 @@ final class BoundedPool extends AbstractWorkerPool {
     this.maxIdleNanos = b.maxIdleNanos;
     this.accounting = new Accounting(b.failureHandler);
     Wiring wiring = new Wiring();
-    this.admission = new Admission(b.name, "pool '" + b.name + "'", b.capacity, b.nonblocking,
+    this.admission = new Admission(b.name, "pool \"" + b.name + "\"", b.capacity, b.nonblocking,
         b.maxWaiting, b.maxWaitInLineNanos, accounting, null, true, wiring, this::tryTerminate);
     this.lifecycle = new Lifecycle(admission, timers, wiring);
     timers.onQuiet(this::tryTerminate);

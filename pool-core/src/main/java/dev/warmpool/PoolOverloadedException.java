@@ -9,8 +9,12 @@ import java.util.concurrent.RejectedExecutionException;
  * Thrown at the submitting call when a pool cannot take a task because every seat is taken: in
  * nonblocking mode at once, in blocking mode when the waiting line already holds {@code maxWaiting}
  * entries; or delivered when a task waited in line past its deadline ({@code maxWaitInLine}). The
- * task was not accepted (or never ran) and will never run. The message names the pool (or
- * subpool), its capacity and the number of tasks running or waiting.
+ * task was not accepted (or never ran) and will never run. The message says what was full in the
+ * words of {@link PoolStats}: {@code pool "http" is full: 4 of 4 seats taken (2 running, 2 queued
+ * for a worker), line 0 of 0}. A seat is held by a running task and by an accepted task queued for a
+ * worker, so "running" may read below the capacity of a full pool. A full line adds {@code (the
+ * waiting line is full)}; a passed line deadline says how long the task waited and what its
+ * deadline was; a subpool whose parent is full names the parent and its seats.
  *
  * <p>Adapters deliver it wrapped (Reactor wraps a rejection in a {@code RejectedExecutionException}
  * or {@code Exceptions.propagate}); {@link #findIn(Throwable)} finds it in one call, for example to

@@ -114,7 +114,7 @@ final class Subpool extends AbstractWorkerPool {
     this.parentLifecycle = parentLifecycle;
     this.accounting = new Accounting(parentAdmission.accounting);
     Wiring wiring = new Wiring();
-    this.admission = new Admission(name, "subpool '" + name + "' of " + parentAdmission.description,
+    this.admission = new Admission(name, "subpool \"" + name + "\" of " + parentAdmission.description,
         capacity, nonblocking, maxWaiting, parentAdmission.maxWaitInLineNanos, accounting,
         parentAdmission, false, wiring,
         this::tryTerminate);

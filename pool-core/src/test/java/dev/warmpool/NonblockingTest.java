@@ -7,6 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
@@ -38,6 +40,38 @@ class NonblockingTest {
     assertThat(pool.stats().waiting()).isZero();
   }
 
+  /**
+   * Review 4 (issue 32): a seat is held by work queued for a worker too, so a full pool may run
+   * fewer tasks than its capacity; the message says both ("busy 0" of a full pool read as a bug).
+   * Two tasks wait in the run queue while the factory that would start their worker is held.
+   */
+  @Test
+  void aRejectionCountsSeatsHeldByQueuedWorkApartFromRunningTasks() throws Exception {
+    CountDownLatch inFactory = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    String name = PoolFixture.uniqueName("nbq");
+    WorkerPool pool = fixture.track(WorkerPool.builder().name(name).capacity(2).nonblocking(true)
+        .threadFactory(r -> {
+          inFactory.countDown();
+          PoolFixture.await(release);
+          return TestFactories.quietDaemon(r, name + "-worker");
+        }).build());
+    AtomicInteger ran = new AtomicInteger();
+    pool.enqueue(ran::incrementAndGet);
+    pool.enqueue(ran::incrementAndGet);
+    assertThat(inFactory.await(20, TimeUnit.SECONDS)).isTrue();
+    try {
+      assertThatThrownBy(() -> pool.execute(() -> { }))
+          .isInstanceOf(PoolOverloadedException.class)
+          .hasMessage("pool \"" + name + "\" is full: 2 of 2 seats taken (0 running, 2 queued"
+              + " for a worker), line 0 of 0");
+    } finally {
+      release.countDown();
+    }
+    PoolFixture.waitUntil(Duration.ofSeconds(20), () -> ran.get() == 2);
+    assertThat(ran).hasValue(2);
+  }
+
   @Test
   void executeThrowsPoolOverloadedAtOnceWhenEveryWorkerIsBusy() {
     List<PoolFixture.Gate> gates = fixture.gates(2);
@@ -46,7 +80,8 @@ class NonblockingTest {
     PoolOverloadedException e = assertTimeoutPreemptively(AT_ONCE,
         () -> catchOverloaded(() -> pool.execute(counted)));
 
-    assertThat(e.getMessage()).contains(pool.name()).contains("capacity 2").contains("busy 2");
+    assertThat(e.getMessage()).as("in the words of stats()").isEqualTo("pool \"" + pool.name()
+        + "\" is full: 2 of 2 seats taken (2 running, 0 queued for a worker), line 0 of 0");
     assertThat(pool.stats().rejected()).isEqualTo(1);
     assertThat(pool.stats().submitted()).isEqualTo(2);
     releaseAndCheckNothingElseRan(pool, gates);

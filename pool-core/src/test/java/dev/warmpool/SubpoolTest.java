@@ -110,7 +110,7 @@ class SubpoolTest {
     }
     assertThatThrownBy(() -> db.execute(() -> { }))
         .isInstanceOf(PoolOverloadedException.class)
-        .hasMessageContaining("subpool 'db'").hasMessageContaining("capacity 3");
+        .hasMessageContaining("subpool \"db\"").hasMessageContaining("3 of 3 seats taken");
     assertThat(db.tryExecute(() -> { })).isFalse();
     PoolFixture.Gate apiGate = fixture.occupy(api);
     assertThat(api.tryExecute(() -> { })).as("api still has seats").isTrue();
@@ -133,7 +133,7 @@ class SubpoolTest {
     AtomicInteger ran = new AtomicInteger();
     assertThatThrownBy(() -> db.execute(ran::incrementAndGet))
         .isInstanceOf(PoolOverloadedException.class)
-        .hasMessageContaining("subpool 'db' of pool '" + pool.name() + "'")
+        .hasMessageContaining("subpool \"db\" of pool \"" + pool.name() + "\"")
         .hasMessageContaining("parent");
     assertThatThrownBy(() -> db.enqueue(ran::incrementAndGet))
         .isInstanceOf(PoolOverloadedException.class);
@@ -272,7 +272,7 @@ class SubpoolTest {
     assertThat(other.wasInterrupted()).isFalse();
     assertThat(pool.isShutdown()).isFalse();
     assertThatThrownBy(() -> db.execute(() -> { })).isInstanceOf(PoolClosedException.class)
-        .hasMessageContaining("subpool 'db'");
+        .hasMessageContaining("subpool \"db\"");
 
     // the worker that ran the interrupted task is clean for the parent's next task
     parentTask.open();
@@ -450,7 +450,7 @@ class SubpoolTest {
     }
     assertThatThrownBy(() -> reports.execute(() -> { }))
         .isInstanceOf(PoolOverloadedException.class)
-        .hasMessageContaining("subpool 'reports' of subpool 'db'");
+        .hasMessageContaining("subpool \"reports\" of subpool \"db\"");
     assertThat(db.stats().busy()).isEqualTo(2);
     assertThat(pool.stats().busy()).isEqualTo(2);
   }

@@ -122,7 +122,8 @@ class WaitingLineTest {
 
     assertThat(executeRejected).isInstanceOf(PoolOverloadedException.class);
     assertThat(executeRejected.getMessage())
-        .contains(pool.name()).contains("capacity 1").contains("busy 1").contains("maxWaiting 2");
+        .isEqualTo("pool \"" + pool.name() + "\" is full: 1 of 1 seats taken (1 running, 0 queued"
+            + " for a worker), line 2 of 2 (the waiting line is full)");
     assertThat(enqueueRejected).isInstanceOf(PoolOverloadedException.class);
     assertThat(pool.stats().rejected()).isEqualTo(2);
     assertThat(pool.stats().waiting()).isEqualTo(2);

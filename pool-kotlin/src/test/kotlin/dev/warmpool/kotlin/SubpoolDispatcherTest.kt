@@ -57,7 +57,7 @@ class SubpoolDispatcherTest {
         assertThat(rejected.isCancelled).isTrue()
         assertThat(cause.get()).isInstanceOf(CancellationException::class.java)
             .hasCauseInstanceOf(PoolOverloadedException::class.java)
-        assertThat(cause.get()!!.cause!!.message).contains("subpool 'db'")
+        assertThat(cause.get()!!.cause!!.message).contains("subpool \"db\"")
         val value = withContext(api.asCoroutineDispatcher()) { 42 }
         assertThat(value).isEqualTo(42)
         assertThatThrownBy { kotlinx.coroutines.runBlocking { db.withWorker { 1 } } }

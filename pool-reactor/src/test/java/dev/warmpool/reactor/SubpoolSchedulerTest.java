@@ -58,7 +58,7 @@ class SubpoolSchedulerTest {
           .expectErrorSatisfies(e -> assertThat(Stream.iterate(e, x -> x != null, Throwable::getCause))
               .as("the subpool's PoolOverloadedException is the error or its cause")
               .anyMatch(x -> x instanceof PoolOverloadedException
-                  && x.getMessage().contains("subpool 'db'")))
+                  && x.getMessage().contains("subpool \"db\"")))
           .verify(Duration.ofSeconds(10));
       StepVerifier.create(Mono.fromCallable(() -> 2).subscribeOn(PoolSchedulers.from(api)))
           .expectNext(2).verifyComplete();

@@ -70,7 +70,7 @@ class SubpoolSchedulerTest {
       Single.fromCallable(() -> 1).compose(PoolTransformers.subscribeOn(db)).test()
           .awaitDone(10, TimeUnit.SECONDS)
           .assertError(e -> e instanceof PoolOverloadedException
-              && e.getMessage().contains("subpool 'db'"));
+              && e.getMessage().contains("subpool \"db\""));
       Single.fromCallable(() -> 2).subscribeOn(PoolSchedulers.from(api)).test()
           .awaitDone(10, TimeUnit.SECONDS).assertValue(2);
     } finally {
