@@ -2,6 +2,7 @@
 
 package dev.warmpool.kotlin
 
+import dev.warmpool.Ticker
 import dev.warmpool.WorkerPool
 import java.util.concurrent.ThreadFactory
 import kotlin.time.Duration
@@ -51,7 +52,7 @@ public class WorkerPoolBuilder internal constructor() {
             field = value
         }
 
-    /** `true`: reject at once when every worker is busy; `false` (default): wait in line. */
+    /** `true`: reject at once when every seat is taken; `false` (default): wait in line. */
     public var nonblocking: Boolean = false
         set(value) {
             builder.nonblocking(value)
@@ -97,6 +98,29 @@ public class WorkerPoolBuilder internal constructor() {
     /** Receives the exceptions of tasks on the worker thread (default: its uncaught-exception handler). */
     public fun failureHandler(handler: (thread: Thread, failure: Throwable) -> Unit) {
         builder.failureHandler(handler)
+    }
+
+    /**
+     * JDK 21+: workers are virtual threads, with the same bound, line and rejections. Default: `false`.
+     * On an older JDK the build fails with an [UnsupportedOperationException] that says so.
+     */
+    public var virtualThreads: Boolean = false
+        set(value) {
+            builder.virtualThreads(value)
+            field = value
+        }
+
+    /**
+     * Wraps every task once, at submission, on the submitting thread (to carry MDC, a tracing span or
+     * a security context to the worker); see [WorkerPool.Builder.taskDecorator] for the exact rule.
+     */
+    public fun taskDecorator(decorator: (Runnable) -> Runnable) {
+        builder.taskDecorator { task -> decorator(task) }
+    }
+
+    /** The time source for idle ages, for tests (see [WorkerPool.Builder.ticker]). */
+    public fun ticker(ticker: Ticker) {
+        builder.ticker(ticker)
     }
 
     internal fun build(): WorkerPool = builder.build()

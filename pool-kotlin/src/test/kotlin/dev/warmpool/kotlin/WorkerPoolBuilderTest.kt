@@ -76,4 +76,54 @@ class WorkerPoolBuilderTest {
             pool.shutdown()
         }
     }
+
+    /** Issue 32: the DSL has the core builder's decorator; it runs once, on the submitting thread. */
+    @Test
+    fun taskDecoratorWrapsEachTaskOnTheSubmittingThread() {
+        val decoratedOn = java.util.concurrent.CopyOnWriteArrayList<String>()
+        val context = ThreadLocal<String>()
+        val pool = WorkerPool {
+            capacity = 1
+            taskDecorator { task ->
+                decoratedOn.add(Thread.currentThread().name)
+                val captured = context.get()
+                Runnable {
+                    context.set(captured)
+                    try {
+                        task.run()
+                    } finally {
+                        context.remove()
+                    }
+                }
+            }
+        }
+        try {
+            context.set("request-42")
+            val seen = java.util.concurrent.CompletableFuture<String>()
+            pool.execute { seen.complete(context.get()) }
+            assertThat(seen.get(20, java.util.concurrent.TimeUnit.SECONDS)).isEqualTo("request-42")
+            assertThat(decoratedOn).containsExactly(Thread.currentThread().name)
+        } finally {
+            context.remove()
+            pool.shutdown()
+        }
+    }
+
+    /** Issue 32: the DSL has `virtualThreads`; on JDK 21+ the workers are virtual, before it the build says why. */
+    @Test
+    fun virtualThreadsMakesVirtualWorkersOrSaysTheJdkIsTooOld() {
+        if (Runtime.version().feature() < 21) {
+            assertThatThrownBy { WorkerPool { virtualThreads = true } }
+                .isInstanceOf(UnsupportedOperationException::class.java).hasMessageContaining("21")
+            return
+        }
+        val pool = WorkerPool { virtualThreads = true }
+        try {
+            val virtual = java.util.concurrent.CompletableFuture<Boolean>()
+            pool.execute { virtual.complete(Thread.currentThread().javaClass.name.contains("Virtual")) }
+            assertThat(virtual.get(20, java.util.concurrent.TimeUnit.SECONDS)).isTrue()
+        } finally {
+            pool.shutdown()
+        }
+    }
 }
