@@ -1,47 +1,46 @@
 package dev.warmpool.samples;
 
 import dev.warmpool.PoolOverloadedException;
-import dev.warmpool.PoolStats;
+import dev.warmpool.TaskHandle;
 import dev.warmpool.WorkerPool;
+import dev.warmpool.reactor.PoolSchedulers;
+import dev.warmpool.rxjava3.PoolTransformers;
+import io.reactivex.rxjava3.core.Single;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import reactor.core.publisher.Mono;
 
 /**
- * The README's demo: one nonblocking pool showing FILO reuse, a burst growing the pool, a periodic
- * task, nonblocking rejection as an exception, two subpools (one per dependency) sharing the pool's
- * threads under their own limits, and the pool shrinking to zero after {@code maxIdle},
- * with a live status line; then the Reactor, RxJava and coroutine samples.
+ * The README's demo: one line per claim, each shown by running it. FILO reuse, a rejection at the
+ * call, a line deadline shedding work, each ecosystem's rejection as an error its user can handle,
+ * and the pool shrinking to zero threads after {@code maxIdle}. It takes a few seconds; the
+ * ecosystem samples ({@link ReactorSample}, {@link RxJavaSample}, {@code CoroutineSample}) show
+ * more of each adapter.
  */
 public final class Demo {
   private Demo() {}
 
   public static void main(String[] args) throws Exception {
-    WorkerPool pool = WorkerPool.builder()
-        .name("demo")
-        .capacity(16)
-        .maxIdle(Duration.ofSeconds(1))
-        .nonblocking(true)
-        .build();
-    StatusLine status = StatusLine.start(pool);
-    try {
-      filoReuse(pool, status);
-      burstAndRejection(pool, status);
-      periodic(pool, status);
-      subpools(pool, status);
-      shrinkToZero(pool, status);
-    } finally {
-      status.stop();
-      pool.close();
+    long start = System.nanoTime();
+    try (WorkerPool pool = WorkerPool.builder().name("demo").capacity(4)
+        .maxIdle(Duration.ofMillis(300)).nonblocking(true).build()) {
+      filoReuse(pool);
+      rejectionAtTheCall(pool);
+      reactorRejection(pool);
+      rxJavaRejection(pool);
+      System.out.println("Kotlin       " + KotlinRejection.show(pool));
+      shrinkToZero(pool);
     }
-    System.out.println("final " + pool.stats());
-    Samples.runAll();
+    lineDeadline();
+    System.out.printf("done in %d ms%n", TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
   }
 
-  private static void filoReuse(WorkerPool pool, StatusLine status) throws Exception {
-    status.say("1. FILO reuse: three workers go idle in the order A, B, C; the next task gets C");
+  /** Three workers go idle in the order A, B, C: the next task runs on C, the warmest. */
+  private static void filoReuse(WorkerPool pool) throws Exception {
     String[] names = new String[3];
     CountDownLatch running = new CountDownLatch(3);
     CountDownLatch[] release = {new CountDownLatch(1), new CountDownLatch(1), new CountDownLatch(1)};
@@ -56,98 +55,89 @@ public final class Demo {
     running.await();
     for (int i = 0; i < 3; i++) {
       release[i].countDown();
-      int idle = i + 1;
-      while (pool.stats().idle() < idle) {
-        Thread.onSpinWait(); // wait until this worker is back on the idle stack
+      while (pool.stats().idle() < i + 1) {
+        Thread.onSpinWait(); // until this worker is back on the idle stack
       }
     }
-    String[] next = new String[1];
-    CountDownLatch done = new CountDownLatch(1);
-    pool.execute(() -> {
-      next[0] = Thread.currentThread().getName();
-      done.countDown();
-    });
-    done.await();
-    status.say("   released " + String.join(", ", names) + " -> next task ran on " + next[0]
-        + (next[0].equals(names[2]) ? " (the last released)" : " (unexpected!)"));
+    String next = onPool(pool);
+    System.out.println("FILO reuse   workers went idle " + String.join(", ", names) + "; the next"
+        + " task ran on " + next + (next.equals(names[2]) ? " (the last to go idle)" : " (unexpected)"));
   }
 
-  private static void burstAndRejection(WorkerPool pool, StatusLine status) throws Exception {
-    status.say("2. A burst of 16 slow tasks grows the pool to its capacity; the 17th is rejected");
-    CountDownLatch release = new CountDownLatch(1);
-    for (int i = 0; i < pool.capacity(); i++) {
-      pool.execute(() -> await(release));
-    }
-    Thread.sleep(300); // let the status line show the busy pool
-    try {
-      pool.execute(() -> {});
-      status.say("   unexpected: the 17th task was accepted");
+  /** Every seat taken: the fifth task is refused by the call that submits it. */
+  private static void rejectionAtTheCall(WorkerPool pool) throws Exception {
+    try (Occupied full = Occupied.fill(pool)) {
+      pool.execute(() -> { });
+      System.out.println("rejection    unexpected: a task was accepted by a full pool");
     } catch (PoolOverloadedException e) {
-      status.say("   rejected at the call: " + e.getMessage());
-    }
-    release.countDown();
-  }
-
-  private static void periodic(WorkerPool pool, StatusLine status) throws Exception {
-    status.say("3. A periodic task every 100 ms runs on pool workers, never on the timer thread");
-    AtomicInteger runs = new AtomicInteger();
-    CountDownLatch five = new CountDownLatch(5);
-    ScheduledFuture<?> tick = pool.scheduleAtFixedRate(() -> {
-      runs.incrementAndGet();
-      five.countDown();
-    }, 0, 100, TimeUnit.MILLISECONDS);
-    five.await();
-    tick.cancel(false);
-    status.say("   ran " + runs.get() + " times, then cancelled");
-  }
-
-  private static void subpools(WorkerPool pool, StatusLine status) throws Exception {
-    status.say("4. Two subpools, one per dependency: db (3) and partnerApi (5) share the pool's"
-        + " threads; a stalled partner API fills only its own subpool");
-    WorkerPool db = pool.newSubpool("db", 3, false, 100); // blocking: extra queries wait in db's line
-    WorkerPool partnerApi = pool.newSubpool("partnerApi", 5);
-    CountDownLatch stalled = new CountDownLatch(1);
-    for (int i = 0; i < 5; i++) {
-      partnerApi.execute(() -> await(stalled)); // the partner API hangs
-    }
-    try {
-      partnerApi.execute(() -> { });
-      status.say("   unexpected: a sixth call to the partner API was accepted");
-    } catch (PoolOverloadedException e) {
-      status.say("   partnerApi rejects on its own: " + e.getMessage());
-    }
-    CountDownLatch queries = new CountDownLatch(30);
-    for (int i = 0; i < 30; i++) {
-      db.enqueue(() -> { // at most 3 at once; the rest wait in db's own line, holding no thread
-        sleep(2); // a query
-        queries.countDown();
-      });
-    }
-    status.say("   db: 30 queries accepted, " + db.stats().waiting() + " waiting in its line");
-    queries.await();
-    status.say("   db ran 30 queries meanwhile, 3 at a time: " + db.stats());
-    stalled.countDown();
-    db.close();
-    partnerApi.close();
-  }
-
-  private static void sleep(long millis) {
-    try {
-      Thread.sleep(millis);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
+      System.out.println("rejection    at the call: " + e.getMessage());
     }
   }
 
-  private static void shrinkToZero(WorkerPool pool, StatusLine status) throws Exception {
-    status.say("5. Quiet: idle workers expire after maxIdle (1 s) and the pool shrinks to zero");
+  /** Reactor: the pipeline ends with onError, whose cause chain holds the pool's exception. */
+  private static void reactorRejection(WorkerPool pool) throws Exception {
+    try (Occupied full = Occupied.fill(pool)) {
+      Mono.fromCallable(() -> "never").subscribeOn(PoolSchedulers.from(pool))
+          .onErrorResume(e -> Mono.just(PoolOverloadedException.findIn(e)
+              .map(p -> "onError(" + e.getClass().getSimpleName() + ") caused by the pool: "
+                  + p.getMessage())
+              .orElse("onError without the pool's cause: " + e)))
+          .doOnNext(line -> System.out.println("Reactor      " + line))
+          .block(Duration.ofSeconds(10));
+    }
+  }
+
+  /** RxJava: {@code PoolTransformers} deliver the rejection to the subscriber as onError. */
+  private static void rxJavaRejection(WorkerPool pool) throws Exception {
+    try (Occupied full = Occupied.fill(pool)) {
+      String line = Single.fromCallable(() -> "never")
+          .compose(PoolTransformers.subscribeOn(pool))
+          .map(x -> "unexpected: " + x)
+          .onErrorReturn(e -> "onError(" + e.getClass().getSimpleName() + "): " + e.getMessage())
+          .blockingGet();
+      System.out.println("RxJava       " + line);
+    }
+  }
+
+  /** No work for longer than maxIdle: every worker expires, and the pool holds no thread. */
+  private static void shrinkToZero(WorkerPool pool) throws Exception {
+    int before = pool.stats().workers();
     long start = System.nanoTime();
     while (pool.stats().workers() > 0 && System.nanoTime() - start < TimeUnit.SECONDS.toNanos(10)) {
-      Thread.sleep(50);
+      Thread.sleep(10);
     }
-    status.say("   workers=" + pool.stats().workers() + " after "
-        + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start) + " ms; expired so far: "
-        + pool.stats().workersExpired());
+    System.out.println("expiry       " + before + " idle workers -> " + pool.stats().workers()
+        + " threads " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)
+        + " ms later (maxIdle " + pool.maxIdle().toMillis() + " ms)");
+  }
+
+  /**
+   * Twice the work a blocking pool can do: 2 seats, 20 tasks of 20 ms, each allowed 50 ms in line.
+   * Those that would start too late leave the line unrun (their handles read expired); the rest
+   * start within the deadline.
+   */
+  private static void lineDeadline() throws Exception {
+    try (WorkerPool pool = WorkerPool.builder().name("deadline").capacity(2)
+        .maxWaitInLine(Duration.ofMillis(50)).build()) {
+      AtomicInteger ran = new AtomicInteger();
+      List<TaskHandle> handles = new ArrayList<>();
+      for (int i = 0; i < 20; i++) {
+        handles.add(pool.enqueue(() -> {
+          sleep(20);
+          ran.incrementAndGet();
+        }));
+      }
+      pool.shutdown();
+      pool.awaitTermination(10, TimeUnit.SECONDS);
+      long expired = handles.stream().filter(TaskHandle::isExpired).count();
+      System.out.println("deadline     20 tasks of 20 ms on 2 seats, 50 ms allowed in line: " + ran
+          + " ran, " + expired + " shed unrun (stats: " + pool.stats().expired() + " expired)");
+    }
+  }
+
+  /** The name of the thread that runs a task on {@code pool}. */
+  private static String onPool(WorkerPool pool) throws Exception {
+    return pool.submit(() -> Thread.currentThread().getName()).get(10, TimeUnit.SECONDS);
   }
 
   static void await(CountDownLatch latch) {
@@ -158,58 +148,47 @@ public final class Demo {
     }
   }
 
-  /** Prints the pool's gauges every 250 ms: in place on a terminal, as lines otherwise. */
-  static final class StatusLine {
+  private static void sleep(long millis) {
+    try {
+      Thread.sleep(millis);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /** Every seat of a pool held by a task that waits for {@link #close}. */
+  static final class Occupied implements AutoCloseable {
     private final WorkerPool pool;
-    private final Thread thread;
-    private final boolean terminal = System.console() != null;
-    private volatile boolean running = true;
+    private final CountDownLatch release = new CountDownLatch(1);
 
-    private StatusLine(WorkerPool pool) {
+    private Occupied(WorkerPool pool) {
       this.pool = pool;
-      this.thread = new Thread(this::loop, "demo-status");
-      thread.setDaemon(true);
     }
 
-    static StatusLine start(WorkerPool pool) {
-      StatusLine s = new StatusLine(pool);
-      s.thread.start();
-      return s;
-    }
-
-    static String format(PoolStats s) {
-      return String.format("[workers %2d | busy %2d | idle %2d | waiting %d | completed %d | rejected %d]",
-          s.workers(), s.busy(), s.idle(), s.waiting(), s.completed(), s.rejected());
-    }
-
-    synchronized void say(String line) {
-      System.out.println((terminal ? "\r\033[K" : "") + line);
-      print();
-    }
-
-    private synchronized void print() {
-      String text = "   " + format(pool.stats());
-      System.out.print(terminal ? "\r\033[K" + text : text + "\n");
-      System.out.flush();
-    }
-
-    private void loop() {
-      while (running) {
-        print();
-        try {
-          Thread.sleep(250);
-        } catch (InterruptedException e) {
-          return;
+    static Occupied fill(WorkerPool pool) throws InterruptedException {
+      Occupied o = new Occupied(pool);
+      CountDownLatch started = new CountDownLatch(pool.capacity());
+      try {
+        for (int i = 0; i < pool.capacity(); i++) {
+          pool.execute(() -> {
+            started.countDown();
+            await(o.release);
+          });
         }
+      } catch (RuntimeException e) {
+        o.close();
+        throw e;
       }
+      started.await();
+      return o;
     }
 
-    void stop() throws InterruptedException {
-      running = false;
-      thread.interrupt();
-      thread.join();
-      if (terminal) {
-        System.out.println();
+    /** Lets the tasks end, and waits until their seats are free again. */
+    @Override
+    public void close() {
+      release.countDown();
+      while (pool.stats().busy() > 0) {
+        Thread.onSpinWait();
       }
     }
   }
