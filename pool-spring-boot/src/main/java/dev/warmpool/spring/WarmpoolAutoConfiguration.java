@@ -28,8 +28,19 @@ import org.springframework.core.env.Environment;
  * </ul>
  * Each optional part switches on only when its classes are on the class path; with warmpool-core
  * alone the pools still work.
+ *
+ * <p><b>Boot's own executors stay.</b> A {@code WorkerPool} bean is an {@code Executor} and a
+ * {@code ScheduledExecutorService}, the types on which Boot's {@code TaskExecutionAutoConfiguration}
+ * ({@code applicationTaskExecutor}) and {@code TaskSchedulingAutoConfiguration} ({@code taskScheduler})
+ * back off. Their conditions are evaluated when their configuration classes are loaded, in
+ * auto-configuration order, and the pool beans are registered when this class is loaded; so this
+ * auto-configuration comes after both, and Boot decides as if warmpool were not there. The
+ * application's own {@code Executor} beans are registered before any auto-configuration and still make
+ * Boot back off, as Boot documents.
  */
-@AutoConfiguration
+@AutoConfiguration(afterName = {
+    "org.springframework.boot.autoconfigure.task.TaskExecutionAutoConfiguration",
+    "org.springframework.boot.autoconfigure.task.TaskSchedulingAutoConfiguration"})
 @EnableConfigurationProperties(WarmpoolProperties.class)
 @Import(PoolBeanRegistrar.class)
 public class WarmpoolAutoConfiguration {
