@@ -19,6 +19,9 @@ import org.springframework.core.env.Environment;
  *   <li>one {@link dev.warmpool.WorkerPool} bean per {@code warmpool.pools.<name>} entry, named
  *       {@code <name>}, with the context's {@code TaskDecorator} beans as its task decorator, closed
  *       gracefully with the context ({@link PoolBeanRegistrar}, {@link WorkerPoolFactoryBean});</li>
+ *   <li>{@code warmpool.spring.task-executor=<pool>} and {@code warmpool.spring.task-scheduler=<pool>}:
+ *       Boot's {@code applicationTaskExecutor} and {@code taskScheduler} beans on that pool
+ *       ({@link SpringTaskAdoption});</li>
  *   <li>{@code warmpool.reactor.bounded-elastic=true}: Reactor's bounded-elastic schedulers on
  *       warmpool (with warmpool-reactor on the class path; {@link ReactorBoundedElastic});</li>
  *   <li>{@code warmpool.rxjava.io=<pool>}: RxJava's {@code Schedulers.io()} on that pool (with
@@ -44,6 +47,24 @@ import org.springframework.core.env.Environment;
 @EnableConfigurationProperties(WarmpoolProperties.class)
 @Import(PoolBeanRegistrar.class)
 public class WarmpoolAutoConfiguration {
+
+  /** Boot's {@code applicationTaskExecutor} and {@code taskScheduler} on a pool, on request. */
+  @Configuration(proxyBeanMethods = false)
+  static class AdoptionConfiguration {
+    @Bean
+    @ConditionalOnProperty(SpringTaskAdoption.EXECUTOR_KEY)
+    static SpringTaskAdoption warmpoolTaskExecutorAdoption(Environment environment) {
+      return SpringTaskAdoption.taskExecutor(
+          Binder.get(environment).bind(SpringTaskAdoption.EXECUTOR_KEY, String.class).orElse(""));
+    }
+
+    @Bean
+    @ConditionalOnProperty(SpringTaskAdoption.SCHEDULER_KEY)
+    static SpringTaskAdoption warmpoolTaskSchedulerAdoption(Environment environment) {
+      return SpringTaskAdoption.taskScheduler(
+          Binder.get(environment).bind(SpringTaskAdoption.SCHEDULER_KEY, String.class).orElse(""));
+    }
+  }
 
   /** Reactor's bounded-elastic schedulers on warmpool. */
   @Configuration(proxyBeanMethods = false)

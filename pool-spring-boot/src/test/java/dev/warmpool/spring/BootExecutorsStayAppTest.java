@@ -9,7 +9,8 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.autoconfigure.SpringBootApplication;
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.context.ApplicationContext;
 import org.springframework.context.annotation.Bean;
@@ -26,7 +27,9 @@ import org.springframework.scheduling.concurrent.ThreadPoolTaskExecutor;
  */
 class BootExecutorsStayAppTest {
 
-  @SpringBootApplication
+  // no component scan: the other tests' configurations live in this package
+  @SpringBootConfiguration
+  @EnableAutoConfiguration
   @EnableAsync
   @EnableScheduling
   static class App {
