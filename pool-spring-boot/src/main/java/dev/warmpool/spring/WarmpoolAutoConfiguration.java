@@ -73,8 +73,11 @@ public class WarmpoolAutoConfiguration {
   @ConditionalOnProperty(name = "warmpool.reactor.bounded-elastic", havingValue = "true")
   static class ReactorConfiguration {
     @Bean
-    static ReactorBoundedElastic warmpoolReactorBoundedElastic() {
-      return new ReactorBoundedElastic();
+    static ReactorBoundedElastic warmpoolReactorBoundedElastic(Environment environment) {
+      // a bad value is refused, naming the key, when the pool beans are registered, before this
+      return new ReactorBoundedElastic(Binder.get(environment)
+          .bind("warmpool", WarmpoolProperties.class).orElseGet(WarmpoolProperties::new)
+          .getShutdown().getAwaitTermination());
     }
   }
 
