@@ -1,35 +1,89 @@
 package dev.warmpool.spring;
 
-import dev.warmpool.reactor.PoolSchedulers;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import org.springframework.beans.factory.DisposableBean;
+import org.springframework.beans.factory.SmartInitializingSingleton;
 import org.springframework.beans.factory.config.BeanFactoryPostProcessor;
 import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
 import org.springframework.core.Ordered;
+import org.springframework.core.task.TaskDecorator;
 import reactor.core.scheduler.Schedulers;
 
 /**
- * {@code warmpool.reactor.bounded-elastic=true}: makes Reactor's bounded-elastic schedulers
- * warmpool-backed with {@code Schedulers.setFactory(PoolSchedulers.factory(..))}.
+ * {@code warmpool.reactor.bounded-elastic=true}: Reactor's bounded-elastic schedulers are
+ * warmpool-backed ({@link BoundedElasticFactory}) while the context lives.
  *
- * <p>It runs as a bean factory post-processor, so before any ordinary bean is created: a bean that
- * takes {@code Schedulers.boundedElastic()} in its constructor already gets a warmpool one.
- * ({@code setFactory} also disposes the schedulers Reactor had cached, so none made before stays in
- * use.) Every pool the factory makes goes to {@link FactoryPools}, for the metrics. When the context
- * closes, {@code Schedulers.resetFactory()} restores Reactor's own schedulers and disposes the
- * warmpool ones, closing their pools. Reactor's factory is global to the JVM: with two such contexts
- * in one JVM, the last started wins and the first closed resets it.
+ * <p>It installs the factory as a bean factory post-processor, so before any ordinary bean is
+ * created: a bean that takes {@code Schedulers.boundedElastic()} in its constructor already gets a
+ * warmpool one. It installs it with {@code Schedulers.setFactoryWithSnapshot}, which sets aside the
+ * schedulers Reactor had cached instead of disposing them, and on close puts them back with
+ * {@code Schedulers.resetFrom(snapshot)}: a {@code parallel()} or {@code single()} made before the
+ * context started keeps running across its start and close (schedulers first cached while it lived
+ * are disposed with it, as a Reactor snapshot does). Before that, the pools the factory made close
+ * like the pool beans ({@code warmpool.shutdown.await-termination}, {@link GracefulClose}). Once every
+ * singleton exists, they decorate their tasks with the context's {@code TaskDecorator} beans.
+ *
+ * <p>Reactor's factory is global to the JVM, and several contexts may install it (cached test
+ * contexts): the last one started is in effect. Contexts may close in any order: the one in effect
+ * puts back what it set aside; one that closes while a later one is in effect hands what it set aside
+ * to that later one, whose snapshot held this one's schedulers (disposed then, as they would have
+ * been). When the last closes, Reactor is as before the first started.
  */
-final class ReactorBoundedElastic implements BeanFactoryPostProcessor, DisposableBean, Ordered {
+final class ReactorBoundedElastic implements BeanFactoryPostProcessor, SmartInitializingSingleton,
+    DisposableBean, Ordered {
+  /** Guarded by the class: the installed ones, in start order; the last is in effect. */
+  private static final List<ReactorBoundedElastic> INSTALLED = new ArrayList<>();
+
+  private final Duration awaitTermination;
+  private final FactoryPools pools = new FactoryPools();
+  private ConfigurableListableBeanFactory beanFactory;
+  /** Guarded by the class: Reactor's state that this one's installation set aside. */
+  private Schedulers.Snapshot setAside;
+
+  ReactorBoundedElastic(Duration awaitTermination) {
+    this.awaitTermination = awaitTermination;
+  }
+
   @Override
   public void postProcessBeanFactory(ConfigurableListableBeanFactory beanFactory) {
-    FactoryPools pools = new FactoryPools();
+    this.beanFactory = beanFactory;
     beanFactory.registerSingleton(FactoryPools.BEAN_NAME, pools);
-    Schedulers.setFactory(PoolSchedulers.factory(pools));
+    install(this);
+  }
+
+  @Override
+  public void afterSingletonsInstantiated() {
+    pools.useDecorator(WorkerPoolFactoryBean.combined(
+        beanFactory.getBeanProvider(TaskDecorator.class).orderedStream().toList()));
   }
 
   @Override
   public void destroy() {
-    Schedulers.resetFactory();
+    // first the grace: resetFrom would dispose the cached scheduler, shutting its pool down now
+    pools.close(awaitTermination);
+    uninstall(this);
+  }
+
+  private static synchronized void install(ReactorBoundedElastic context) {
+    context.setAside = Schedulers.setFactoryWithSnapshot(new BoundedElasticFactory(context.pools));
+    INSTALLED.add(context);
+  }
+
+  private static synchronized void uninstall(ReactorBoundedElastic context) {
+    int at = INSTALLED.indexOf(context);
+    if (at < 0) {
+      return;
+    }
+    INSTALLED.remove(at);
+    if (at == INSTALLED.size()) {
+      Schedulers.resetFrom(context.setAside);
+    } else {
+      ReactorBoundedElastic later = INSTALLED.get(at);
+      later.setAside.dispose();
+      later.setAside = context.setAside;
+    }
   }
 
   @Override

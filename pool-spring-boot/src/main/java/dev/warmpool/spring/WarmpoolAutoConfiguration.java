@@ -19,6 +19,9 @@ import org.springframework.core.env.Environment;
  *   <li>one {@link dev.warmpool.WorkerPool} bean per {@code warmpool.pools.<name>} entry, named
  *       {@code <name>}, with the context's {@code TaskDecorator} beans as its task decorator, closed
  *       gracefully with the context ({@link PoolBeanRegistrar}, {@link WorkerPoolFactoryBean});</li>
+ *   <li>{@code warmpool.spring.task-executor=<pool>} and {@code warmpool.spring.task-scheduler=<pool>}:
+ *       Boot's {@code applicationTaskExecutor} and {@code taskScheduler} beans on that pool
+ *       ({@link SpringTaskAdoption});</li>
  *   <li>{@code warmpool.reactor.bounded-elastic=true}: Reactor's bounded-elastic schedulers on
  *       warmpool (with warmpool-reactor on the class path; {@link ReactorBoundedElastic});</li>
  *   <li>{@code warmpool.rxjava.io=<pool>}: RxJava's {@code Schedulers.io()} on that pool (with
@@ -28,11 +31,40 @@ import org.springframework.core.env.Environment;
  * </ul>
  * Each optional part switches on only when its classes are on the class path; with warmpool-core
  * alone the pools still work.
+ *
+ * <p><b>Boot's own executors stay.</b> A {@code WorkerPool} bean is an {@code Executor} and a
+ * {@code ScheduledExecutorService}, the types on which Boot's {@code TaskExecutionAutoConfiguration}
+ * ({@code applicationTaskExecutor}) and {@code TaskSchedulingAutoConfiguration} ({@code taskScheduler})
+ * back off. Their conditions are evaluated when their configuration classes are loaded, in
+ * auto-configuration order, and the pool beans are registered when this class is loaded; so this
+ * auto-configuration comes after both, and Boot decides as if warmpool were not there. The
+ * application's own {@code Executor} beans are registered before any auto-configuration and still make
+ * Boot back off, as Boot documents.
  */
-@AutoConfiguration
+@AutoConfiguration(afterName = {
+    "org.springframework.boot.autoconfigure.task.TaskExecutionAutoConfiguration",
+    "org.springframework.boot.autoconfigure.task.TaskSchedulingAutoConfiguration"})
 @EnableConfigurationProperties(WarmpoolProperties.class)
 @Import(PoolBeanRegistrar.class)
 public class WarmpoolAutoConfiguration {
+
+  /** Boot's {@code applicationTaskExecutor} and {@code taskScheduler} on a pool, on request. */
+  @Configuration(proxyBeanMethods = false)
+  static class AdoptionConfiguration {
+    @Bean
+    @ConditionalOnProperty(SpringTaskAdoption.EXECUTOR_KEY)
+    static SpringTaskAdoption warmpoolTaskExecutorAdoption(Environment environment) {
+      return SpringTaskAdoption.taskExecutor(
+          Binder.get(environment).bind(SpringTaskAdoption.EXECUTOR_KEY, String.class).orElse(""));
+    }
+
+    @Bean
+    @ConditionalOnProperty(SpringTaskAdoption.SCHEDULER_KEY)
+    static SpringTaskAdoption warmpoolTaskSchedulerAdoption(Environment environment) {
+      return SpringTaskAdoption.taskScheduler(
+          Binder.get(environment).bind(SpringTaskAdoption.SCHEDULER_KEY, String.class).orElse(""));
+    }
+  }
 
   /** Reactor's bounded-elastic schedulers on warmpool. */
   @Configuration(proxyBeanMethods = false)
@@ -41,8 +73,11 @@ public class WarmpoolAutoConfiguration {
   @ConditionalOnProperty(name = "warmpool.reactor.bounded-elastic", havingValue = "true")
   static class ReactorConfiguration {
     @Bean
-    static ReactorBoundedElastic warmpoolReactorBoundedElastic() {
-      return new ReactorBoundedElastic();
+    static ReactorBoundedElastic warmpoolReactorBoundedElastic(Environment environment) {
+      // a bad value is refused, naming the key, when the pool beans are registered, before this
+      return new ReactorBoundedElastic(Binder.get(environment)
+          .bind("warmpool", WarmpoolProperties.class).orElseGet(WarmpoolProperties::new)
+          .getShutdown().getAwaitTermination());
     }
   }
 

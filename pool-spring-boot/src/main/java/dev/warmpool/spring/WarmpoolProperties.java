@@ -14,13 +14,17 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  *     io:   { capacity: 64, max-idle: 10s, primary: true }
  *     db:   { capacity: 20, max-waiting: 200, max-wait-in-line: 50ms }
  *     http: { capacity: 32, nonblocking: true }
+ *     pay:  { parent: io, capacity: 8 }  # a subpool of io: a bulkhead on io's workers
+ *   spring.task-executor: io           # @Async and the applicationTaskExecutor on the pool "io"
  *   reactor.bounded-elastic: true      # Schedulers.boundedElastic() on warmpool
  *   rxjava.io: io                      # RxJava's Schedulers.io() on the pool "io"
  *   shutdown.await-termination: 30s
  * }</pre>
  * Every entry of {@code pools} becomes one {@link dev.warmpool.WorkerPool} bean named after its
- * key; a setting left out keeps {@link dev.warmpool.WorkerPool#builder()}'s default. A value the
- * builder refuses fails the start-up with a message naming the key.
+ * key; a setting left out keeps {@link dev.warmpool.WorkerPool#builder()}'s default. Binding is
+ * strict: a value the builder refuses, an unknown key inside an entry, a setting that cannot apply
+ * (a line setting on a nonblocking pool, a thread setting on a subpool) and a {@code parent} or
+ * adopted name that is no pool fail the start-up with a message naming the key and value.
  */
 @ConfigurationProperties("warmpool")
 public class WarmpoolProperties {
@@ -32,6 +36,8 @@ public class WarmpoolProperties {
   private final Rxjava rxjava = new Rxjava();
 
   private final Shutdown shutdown = new Shutdown();
+
+  private final Spring spring = new Spring();
 
   /** The pools by name (bean name and pool name). */
   public Map<String, Pool> getPools() {
@@ -53,6 +59,11 @@ public class WarmpoolProperties {
     return shutdown;
   }
 
+  /** Spring's own executors, adopted onto a pool on request. */
+  public Spring getSpring() {
+    return spring;
+  }
+
   /** One pool: {@code warmpool.pools.<name>.*}. */
   public static class Pool {
     /**
@@ -64,8 +75,11 @@ public class WarmpoolProperties {
     /** How long an idle worker is kept before it is retired (> 0). Default: 60s. */
     private @Nullable Duration maxIdle;
 
-    /** Whether a task is rejected at once when every seat is taken, instead of waiting in line. */
-    private boolean nonblocking = false;
+    /**
+     * Whether a task is rejected at once when every seat is taken, instead of waiting in line.
+     * Default: false; for a subpool, its parent's mode.
+     */
+    private @Nullable Boolean nonblocking;
 
     /** Blocking mode: the most entries the waiting line holds before rejecting (>= 0). Default: 100000. */
     private @Nullable Integer maxWaiting;
@@ -81,6 +95,14 @@ public class WarmpoolProperties {
 
     /** Whether this pool is the primary WorkerPool bean; at most one pool may be. */
     private boolean primary = false;
+
+    /**
+     * Name of another entry of warmpool.pools: this entry is then a subpool of that pool
+     * (WorkerPool.newSubpool), a bulkhead that runs on the parent's workers under its own capacity
+     * (required), mode and max-waiting (default: the parent's). max-idle, virtual-threads and
+     * max-wait-in-line do not apply to a subpool.
+     */
+    private @Nullable String parent;
 
     public @Nullable Integer getCapacity() {
       return capacity;
@@ -98,11 +120,11 @@ public class WarmpoolProperties {
       this.maxIdle = maxIdle;
     }
 
-    public boolean isNonblocking() {
+    public @Nullable Boolean getNonblocking() {
       return nonblocking;
     }
 
-    public void setNonblocking(boolean nonblocking) {
+    public void setNonblocking(@Nullable Boolean nonblocking) {
       this.nonblocking = nonblocking;
     }
 
@@ -136,6 +158,14 @@ public class WarmpoolProperties {
 
     public void setPrimary(boolean primary) {
       this.primary = primary;
+    }
+
+    public @Nullable String getParent() {
+      return parent;
+    }
+
+    public void setParent(@Nullable String parent) {
+      this.parent = parent;
     }
   }
 
@@ -171,6 +201,38 @@ public class WarmpoolProperties {
 
     public void setIo(@Nullable String io) {
       this.io = io;
+    }
+  }
+
+  /** {@code warmpool.spring.*}: left unset, Boot's own executors stay as Boot makes them. */
+  public static class Spring {
+    /**
+     * Name of the pool on which the applicationTaskExecutor bean runs (an AsyncTaskExecutor: @Async,
+     * MVC async requests and everything else that uses it; rejections are TaskRejectedException
+     * caused by PoolOverloadedException). Unset: Boot's own, configured by spring.task.execution.*.
+     */
+    private @Nullable String taskExecutor;
+
+    /**
+     * Name of the pool on which the taskScheduler bean runs (a TaskScheduler: @Scheduled runs there,
+     * on the pool's timers). Unset: Boot's own, configured by spring.task.scheduling.*.
+     */
+    private @Nullable String taskScheduler;
+
+    public @Nullable String getTaskExecutor() {
+      return taskExecutor;
+    }
+
+    public void setTaskExecutor(@Nullable String taskExecutor) {
+      this.taskExecutor = taskExecutor;
+    }
+
+    public @Nullable String getTaskScheduler() {
+      return taskScheduler;
+    }
+
+    public void setTaskScheduler(@Nullable String taskScheduler) {
+      this.taskScheduler = taskScheduler;
     }
   }
 
