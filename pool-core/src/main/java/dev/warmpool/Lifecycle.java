@@ -1,8 +1,10 @@
 package dev.warmpool;
 
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.WeakHashMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -22,6 +24,22 @@ import java.util.concurrent.locks.LockSupport;
  * as is a reboot's reopening: so a reboot that races the end of termination either comes after it
  * (and installs a fresh generation that only its own termination completes) or finds the pool not
  * terminated, and a caller whose first checks saw an earlier generation cannot terminate a later one.
+ *
+ * <p><b>Where {@code whenTerminated()} completes</b> (DESIGN.md section 3). Its dependents are user
+ * code, so the stage completes after the line's lock is released, on the thread that reached
+ * termination: a worker, the caller of {@code shutdown}/{@code close}, a task's canceller. Only the
+ * shared timer thread may not run them (a line deadline's expiry can give back a subpool's last
+ * seat there, and a dependent that waited for any timer would stop every pool's timers): a
+ * termination reached there completes on {@link ThreadStarter#ASYNC}, warmpool's cached daemon
+ * threads, which the timer hands work to without waiting and where one blocking dependent delays no
+ * other. A subpool tells its parent it terminated only after its own stage completed (its
+ * dependents ran), so a parent's stage completes after its subpools', deferred or not.
+ *
+ * <p><b>Children</b> (subpools) are held weakly: a view made and dropped unused costs nothing. A
+ * child with work is reachable through that work (a task, a lane or a timer references it), so
+ * the parent's shutdown reaches it. A child whose {@code whenTerminated()} was asked for is held
+ * strongly until it terminates ({@link #keep}): its user may keep only the stage, or only a dependent
+ * of it, and the stage must still complete when the parent shuts the child down.
  */
 final class Lifecycle {
 
@@ -64,6 +82,12 @@ final class Lifecycle {
    * so dropping it loses nothing, and a caller may make views freely. Guarded by itself.
    */
   private final Map<WorkerPool, Boolean> children = new WeakHashMap<>();
+  /**
+   * The children whose {@code whenTerminated()} was asked for, held strongly until they terminate:
+   * nothing else may reference such a child, and its stage must still complete. Guarded by
+   * {@link #children}.
+   */
+  private final Set<WorkerPool> kept = new HashSet<>();
 
   Lifecycle(Admission admission, Timers timers, Host host) {
     this.admission = admission;
@@ -103,11 +127,26 @@ final class Lifecycle {
     }
   }
 
-  /** A child terminated: it no longer holds this pool open. */
+  /**
+   * Holds a child strongly until it terminates: someone waits for its {@code whenTerminated()}. Not
+   * a child that already terminated ({@link #childTerminated} released it or will not see it again).
+   */
+  void keep(WorkerPool child) {
+    synchronized (children) {
+      // Under the lock that childTerminated takes: either it runs after us and releases the child,
+      // or it ran before and we see the child terminated (its state changes before it tells us).
+      if (!child.isTerminated() && children.containsKey(child)) {
+        kept.add(child);
+      }
+    }
+  }
+
+  /** A child terminated (after its stage completed): it no longer holds this pool open. */
   void childTerminated(WorkerPool child) {
     synchronized (children) {
       if (child.isTerminated()) { // not if a reboot reopened it since: it holds this pool open again
         children.remove(child);
+        kept.remove(child);
       }
     }
     tryTerminate();
@@ -196,8 +235,33 @@ final class Lifecycle {
       return null;
     });
     if (ended != null) {
-      host.terminated();
-      ended.complete(null);
+      ended(ended);
+    }
+  }
+
+  /**
+   * Completes this generation's stage, then tells the host (a subpool tells its parent, which may
+   * terminate in turn): the stage first, so that a parent completes after its children. Off the
+   * timer thread (see the class notes).
+   */
+  private void ended(CompletableFuture<Void> ended) {
+    Runnable end = () -> {
+      try {
+        ended.complete(null); // a dependent that throws fails only its own stage
+      } finally {
+        host.terminated();
+      }
+    };
+    if (!SharedTimer.isTimerThread()) {
+      end.run();
+      return;
+    }
+    try {
+      ThreadStarter.ASYNC.execute(end);
+    } catch (RuntimeException | Error noThread) {
+      // No thread can be made at all: completing here breaks the timer rule for once, where
+      // leaving the stage pending on a terminated pool would hang its waiters for good.
+      end.run();
     }
   }
 

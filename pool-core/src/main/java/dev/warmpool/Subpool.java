@@ -34,7 +34,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <p><b>Termination.</b> The parent terminates only after its subpools (its
  * {@link Lifecycle}'s children); so while a subpool has a seated task or an entry in line, its
- * parent has not terminated and still takes the subpool's admitted work.
+ * parent has not terminated and still takes the subpool's admitted work. A subpool tells its parent
+ * it terminated only after its own {@code whenTerminated()} stage completed, and asking for that
+ * stage makes the parent hold the subpool strongly until then ({@link #whenTerminated}).
  */
 final class Subpool extends AbstractWorkerPool {
 
@@ -483,9 +485,23 @@ final class Subpool extends AbstractWorkerPool {
     return lifecycle.isTerminated();
   }
 
+  /**
+   * Also holds this subpool, and each subpool above it, from its parent until it terminates: its
+   * user may keep nothing but the stage (or a dependent of it), and the parent's shutdown must still
+   * reach it. A subpool nobody asked this of stays weakly held (see {@link Lifecycle}).
+   */
   @Override
   public CompletionStage<Void> whenTerminated() {
+    keepUntilTerminated();
     return lifecycle.whenTerminated();
+  }
+
+  /** Its parent holds it strongly until it terminates, and so on up to the root pool. */
+  private void keepUntilTerminated() {
+    parentLifecycle.keep(this);
+    if (parent instanceof Subpool p) {
+      p.keepUntilTerminated(); // else the two would be garbage together, held only by each other
+    }
   }
 
   /** Waits until every task of this subpool has finished or been handed back. */

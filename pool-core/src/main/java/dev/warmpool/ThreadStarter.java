@@ -30,7 +30,11 @@ import java.util.concurrent.locks.LockSupport;
  * timers nor any cleaner.
  */
 final class ThreadStarter {
-  /** Runs worker starts that were needed on the timer thread or a worker; runs no user task. */
+  /**
+   * Runs worker starts that were needed on the timer thread or a worker, and the callbacks that must
+   * not run on the timer thread (an expiry's notice, a {@code whenTerminated()} completion); runs no
+   * user task. Unbounded, so a callback that blocks delays no start and no other callback.
+   */
   static final Executor ASYNC = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 10, TimeUnit.SECONDS,
       new SynchronousQueue<>(), r -> {
         Thread t = new Thread(r, "warmpool-starter");

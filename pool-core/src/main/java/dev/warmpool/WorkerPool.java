@@ -225,7 +225,12 @@ public interface WorkerPool extends ScheduledExecutorService, AutoCloseable {
    *       Failures go to this pool's failure handler.</li>
    *   <li><b>Close.</b> Closing the subpool closes only its own work: {@code shutdownNow()} returns
    *       and interrupts only its tasks; this pool keeps running. Shutting this pool down shuts its
-   *       subpools down first, and it terminates only after they have.</li>
+   *       subpools down first, and it terminates only after they have: a subpool's
+   *       {@link #whenTerminated()} stage completes before this pool's. This pool holds a subpool
+   *       weakly, so a subpool made and dropped unused costs nothing; one with work is reachable
+   *       through that work, and one whose {@code whenTerminated()} was asked for is held until it
+   *       terminates, so a user who keeps only that stage (or a dependent of it) still sees it
+   *       complete when this pool shuts down.</li>
    * </ul>
    * Thread names stay this pool's; the subpool's name appears in its messages and {@code stats}.
    *
@@ -250,6 +255,14 @@ public interface WorkerPool extends ScheduledExecutorService, AutoCloseable {
    * {@link #reboot()} this returns a fresh, pending stage, and a stage obtained earlier stays
    * completed. Worker threads may still be ending when it completes ({@link #awaitTermination}
    * waits for them too). Completing it from outside is not possible.
+   *
+   * <p>Its dependents never run on the shared timer thread nor while the pool holds a lock: the
+   * stage completes on a thread of the pool, the caller of {@code shutdown}/{@code close} (or of
+   * whatever ended the last task, such as a handle's {@code cancel}), or, when termination is
+   * reached on the timer thread (a line deadline expiring), on a warmpool helper thread. A
+   * subpool's stage completes before its parent's; asking a subpool for its stage holds the
+   * subpool until it terminates, so one whose user keeps only this stage still terminates with its
+   * parent (see {@link #newSubpool(String, int, boolean, int)}).
    */
   CompletionStage<Void> whenTerminated();
 
