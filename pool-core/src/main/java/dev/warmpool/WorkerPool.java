@@ -56,8 +56,14 @@ import java.util.function.UnaryOperator;
  * of these ways: no future stays pending on a terminated pool.
  *
  * <h2>Failures</h2>
- * A task that throws is passed to the pool's failure handler (by default the worker thread's
- * uncaught-exception handler); the worker survives and is reused.
+ * A task that throws counts in {@link PoolStats#failed()}, whichever door it came through, and is
+ * reported once: a plain task ({@code execute}, {@code tryExecute}, {@code enqueue}, a lane's, a
+ * {@link FuncPool}'s) and a delayed or periodic one to the pool's failure handler (by default the
+ * worker thread's uncaught-exception handler; a {@link FailureAware} task, an adapter's, reports to
+ * its own ecosystem instead); the task of {@code submit}, {@code invokeAll} or {@code invokeAny}
+ * through its future, whose {@code get} throws, and not to the default handler (as in
+ * {@code ThreadPoolExecutor}); a {@code schedule}'s future fails too. A failure handler set on the
+ * builder sees every failure. The worker survives and is reused.
  *
  * <h2>Close</h2>
  * {@link #shutdown()} stops accepting tasks, stops idle workers at once, lets busy workers finish and
@@ -353,8 +359,12 @@ public interface WorkerPool extends ScheduledExecutorService, AutoCloseable {
     }
 
     /**
-     * Receives tasks' exceptions on the worker thread. If the handler itself throws, that worker
-     * exits (and is replaced on demand).
+     * Receives every task's exception on the worker thread, whichever door the task came through:
+     * plain, delayed and periodic tasks, adapters' tasks (instead of their ecosystem's hook) and the
+     * tasks of {@code submit}, {@code invokeAll} and {@code invokeAny} (whose futures fail as well).
+     * Without it, plain and delayed tasks report to the thread's uncaught-exception handler and the
+     * futures' tasks only through their futures. If the handler itself throws, that worker exits
+     * (and is replaced on demand).
      */
     public Builder failureHandler(Thread.UncaughtExceptionHandler failureHandler) {
       this.failureHandler = Objects.requireNonNull(failureHandler, "failureHandler must not be null");
