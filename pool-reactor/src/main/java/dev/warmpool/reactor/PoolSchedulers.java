@@ -74,6 +74,14 @@ import reactor.core.scheduler.Scheduler;
  *       reaches it, as Reactor's own timed operators do (their task answers
  *       {@code Scannable.Attr.ACTUAL}); any other such task just ends. A timer disposed by its user,
  *       or cancelled by disposing its scheduler or worker, signals nothing.</li>
+ *   <li>A task still waiting for a worker when the pool's {@code shutdownNow()} hands it back
+ *       (called by whoever owns the pool, not by disposing this scheduler) will not run either:
+ *       when the pool has terminated, its subscriber gets {@code onError} the same way (a
+ *       {@link PoolClosedException} cause) if the task reaches it, instead of waiting for ever;
+ *       running the handed-back task afterwards does nothing. A task running at
+ *       {@code shutdownNow()} is interrupted, and what it signals then travels on as usual: an
+ *       error that reaches a {@code publishOn} on the closed pool arrives as
+ *       {@code onError(RejectedExecutionException)} with that error suppressed.</li>
  * </ul>
  *
  * <h2>Failures</h2>
