@@ -31,7 +31,9 @@ import java.util.function.UnaryOperator;
  * {@code maxIdle} form its bottom. A cleaner on a shared timer thread finds that stale prefix by
  * binary search and retires it in one step, oldest first. A worker is retired no earlier than
  * {@code maxIdle} and no later than {@code maxIdle + maxIdle/16} plus timer latency after it went
- * idle. The cleaner is not scheduled at all while the pool has no workers.
+ * idle. The cleaner is not scheduled at all while the pool has no workers; while it has some, it runs
+ * about once per {@code maxIdle} (sooner only toward an idle worker's expiry, never sooner than
+ * {@code maxIdle/16}), and {@code maxIdle} is at least 1 ms, so it never keeps the timer thread busy.
  *
  * <h2>When every seat is taken</h2>
  * <ul>
@@ -284,6 +286,8 @@ public interface WorkerPool extends ScheduledExecutorService, AutoCloseable {
    * worker thread's uncaught-exception handler as failure handler, the system ticker.
    */
   final class Builder {
+    /** The shortest {@link #maxIdle}: the cleaner never runs more often than this. */
+    private static final Duration MIN_MAX_IDLE = Duration.ofMillis(1);
     String name = "warmpool";
     int capacity = 10 * Runtime.getRuntime().availableProcessors();
     long maxIdleNanos = TimeUnit.SECONDS.toNanos(60);
@@ -311,11 +315,19 @@ public interface WorkerPool extends ScheduledExecutorService, AutoCloseable {
       return this;
     }
 
-    /** How long an idle worker is kept before it is retired; must be positive. */
+    /**
+     * How long an idle worker is kept before it is retired; at least 1 ms (default 60 s). The
+     * cleaner on the shared timer thread runs about once per {@code maxIdle} while the pool has
+     * workers, even busy ones, so a shorter one would keep that thread busy; it is refused here, at
+     * once, so no {@link #build()} ever sees one.
+     *
+     * @throws IllegalArgumentException if {@code maxIdle} is below 1 ms (the message names it and
+     *     its value)
+     */
     public Builder maxIdle(Duration maxIdle) {
       Objects.requireNonNull(maxIdle, "maxIdle must not be null");
-      if (maxIdle.isNegative() || maxIdle.isZero()) {
-        throw new IllegalArgumentException("maxIdle must be > 0, was " + maxIdle);
+      if (maxIdle.compareTo(MIN_MAX_IDLE) < 0) {
+        throw new IllegalArgumentException("maxIdle must be at least 1 ms, was " + maxIdle);
       }
       this.maxIdleNanos = saturatedNanos(maxIdle);
       return this;
