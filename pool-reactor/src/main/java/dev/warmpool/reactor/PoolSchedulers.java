@@ -147,7 +147,8 @@ public final class PoolSchedulers {
    * schedulers warmpool-backed: after {@code Schedulers.setFactory(PoolSchedulers.factory())} at
    * start-up, {@code Schedulers.boundedElastic()}, {@code newBoundedElastic(..)} and
    * {@code newThreadPerTaskBoundedElastic(..)} each get a scheduler that owns a pool of its own, with
-   * {@code threadCap} as capacity, {@code queuedTaskCap} as {@code maxWaiting}, the TTL as
+   * {@code threadCap} as capacity (capped at core's maximum, 131,072, so Reactor's "no cap"
+   * {@code Integer.MAX_VALUE} works), {@code queuedTaskCap} as {@code maxWaiting}, the TTL as
    * {@code maxIdle} (60 s for the thread-per-task variant, which has none) and Reactor's thread
    * factory. The other schedulers stay Reactor's. {@code Schedulers.resetFactory()} restores the
    * defaults.
