@@ -177,12 +177,30 @@ abstract class AbstractWorkerPool extends AbstractExecutorService implements Wor
   }
 
   /**
-   * A future whose {@code get} by a task of a pool, waiting for work it queued there, publishes what
-   * the task's worker holds first (Engine, "Held tasks"), rather than waiting for the hold watch.
+   * The future of {@code submit}, {@code invokeAll} and {@code invokeAny}. Its task's exception is
+   * reported through the future (its {@code get} throws), as with {@code ThreadPoolExecutor}, not to
+   * the thread's uncaught-exception handler; it still counts as failed, not completed, counted before
+   * the future publishes it (guarantee 8). A {@code get} by a task of a pool, waiting for work it
+   * queued there, publishes what the task's worker holds first (Engine, "Held tasks"), rather than
+   * waiting for the hold watch.
    */
   static class PublishingFuture<T> extends FutureTask<T> {
     PublishingFuture(Callable<T> callable) {
       super(callable);
+    }
+
+    /** Called by FutureTask.run with the task's exception, on the worker that runs it. */
+    @Override
+    protected void setException(Throwable t) {
+      if (!isDone()) { // a cancel that came first keeps the future cancelled: nothing failed
+        Accounting.futureFailed(t);
+      }
+      super.setException(t);
+    }
+
+    /** Fails the future without a run (its task expired in line): counted as expired, not failed. */
+    final void failUnrun(Throwable cause) {
+      super.setException(cause);
     }
 
     @Override
@@ -216,7 +234,7 @@ abstract class AbstractWorkerPool extends AbstractExecutorService implements Wor
     /** Its task waited in line past its deadline: the future fails with the cause. */
     @Override
     public void expired(PoolOverloadedException cause) {
-      setException(cause);
+      failUnrun(cause);
     }
 
     @Override

@@ -78,16 +78,60 @@ final class Accounting {
     return false;
   }
 
-  /** Runs the task on the current worker and counts the outcome. */
-  void run(Runnable task) {
+  /**
+   * Runs the task on {@code worker} (the calling thread's) and counts the outcome. A task that
+   * threw counts as failed and is reported (see {@link #failed}). A future of ours that caught the
+   * task's exception ({@code submit}, {@code invokeAll}, {@code invokeAny}) counted it as failed
+   * already, through {@link #futureFailed}, before its caller could see it; its caller hears of it
+   * through the future, as {@code ThreadPoolExecutor}'s futures do, so only a failure handler set
+   * on the builder is called here (guarantee 8: it sees every failure).
+   */
+  void run(Runnable task, Worker worker) {
     clearStaleInterrupt();
+    worker.runningUnder = this;
     try {
       task.run();
     } catch (Throwable t) {
       failed(t, task instanceof FailureAware f ? f : null);
       return;
     }
+    Throwable captured = worker.capturedFailure;
+    if (captured != null) {
+      worker.capturedFailure = null;
+      Accounting root = root();
+      if (root.failureHandler != null) {
+        root.failureHandler.uncaughtException(Thread.currentThread(), captured);
+      }
+      return;
+    }
     completed();
+  }
+
+  /**
+   * A future of ours, run by a worker of a pool, is about to fail with its task's exception: counts
+   * it as failed under the accounting of the run, before the future publishes it, so a caller whose
+   * {@code get()} threw sees it counted. Does nothing off a worker (the future was not run by a pool).
+   */
+  static void futureFailed(Throwable t) {
+    Worker w = Worker.current();
+    if (w != null && w.runningUnder != null && w.capturedFailure == null) {
+      w.runningUnder.countFailed();
+      w.capturedFailure = t;
+    }
+  }
+
+  private Accounting root() {
+    Accounting a = this;
+    while (a.parent != null) {
+      a = a.parent;
+    }
+    return a;
+  }
+
+  private void countFailed() {
+    for (Accounting a = this; a != null; a = a.parent) {
+      a.counters.failed.increment();
+    }
   }
 
   /** Runs a {@link FuncPool}'s function on the current worker and counts the outcome. */
@@ -121,13 +165,8 @@ final class Accounting {
    * the worker exits.
    */
   private void failed(Throwable t, FailureAware reporter) {
-    Accounting a = this;
-    for (;; a = a.parent) {
-      a.counters.failed.increment();
-      if (a.parent == null) {
-        break;
-      }
-    }
+    countFailed();
+    Accounting a = root();
     Thread self = Thread.currentThread();
     if (a.failureHandler != null) {
       a.failureHandler.uncaughtException(self, t);

@@ -102,10 +102,14 @@ public final class PoolStats {
    */
   public long submitted() { return submitted; }
 
-  /** Tasks that returned normally; moves after the task ran. */
+  /** Tasks that returned normally (a future's task that threw counts in {@code failed}); moves after the task ran. */
   public long completed() { return completed; }
 
-  /** Tasks that threw; moves when the task threw, just before the failure handler is called. */
+  /**
+   * Tasks that threw, whichever door they came through ({@code submit}, {@code invokeAll} and
+   * {@code invokeAny} included, whose futures catch the exception); moves when the task threw, before
+   * the failure handler is called and before a future of the pool publishes the exception.
+   */
   public long failed() { return failed; }
 
   /** Calls rejected with {@link PoolOverloadedException} or {@link PoolClosedException} (or answered {@code false}). */

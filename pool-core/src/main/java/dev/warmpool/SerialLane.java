@@ -397,12 +397,12 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
             continue; // withdrawn by its handle, which counted it and may not have removed it yet
           }
           try {
-            runOne(l.task());
+            runOne(l.task(), w);
           } finally {
             l.finish();
           }
         } else {
-          runOne(t);
+          runOne(t, w);
         }
         if (++ran >= BUDGET && admission.hasWaiters()) {
           dispatch(Mode.ADMITTED); // yield the worker: rejoin the end of the line (a new entry)
@@ -414,10 +414,10 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
     }
   }
 
-  private void runOne(Runnable t) {
+  private void runOne(Runnable t, Worker w) {
     boolean returned = false;
     try {
-      accounting.run(t);
+      accounting.run(t, w);
       returned = true;
     } finally {
       if (!returned) {

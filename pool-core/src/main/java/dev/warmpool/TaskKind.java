@@ -66,7 +66,7 @@ abstract class TaskKind {
   static final TaskKind RUNNABLE = new TaskKind() {
     @Override
     void run(Object arg, Accounting accounting, Worker worker) {
-      accounting.run((Runnable) arg);
+      accounting.run((Runnable) arg, worker);
     }
 
     @Override

@@ -92,6 +92,13 @@ final class Worker extends TaskSlot implements Runnable {
   boolean opensStarting;
   /** Thread-confined: a task is running, so what it queues on this pool is held ({@link #held}). */
   boolean inTask;
+  /**
+   * Thread-confined: the accounting the running task counts under, set by {@link Accounting#run}
+   * so that a future of ours that captures the task's exception can count it before it is published.
+   */
+  Accounting runningUnder;
+  /** Thread-confined: the running task's exception, captured and already counted by its future. */
+  Throwable capturedFailure;
   /** What the running task queued on this pool; run or published when it ends. */
   final HeldTasks held = new HeldTasks();
   /** Thread-confined: held tasks it ran next in a row, without a look at the run queue. */

@@ -31,7 +31,9 @@ import java.util.function.UnaryOperator;
  * {@code maxIdle} form its bottom. A cleaner on a shared timer thread finds that stale prefix by
  * binary search and retires it in one step, oldest first. A worker is retired no earlier than
  * {@code maxIdle} and no later than {@code maxIdle + maxIdle/16} plus timer latency after it went
- * idle. The cleaner is not scheduled at all while the pool has no workers.
+ * idle. The cleaner is not scheduled at all while the pool has no workers; while it has some, it runs
+ * about once per {@code maxIdle} (sooner only toward an idle worker's expiry, never sooner than
+ * {@code maxIdle/16}), and {@code maxIdle} is at least 1 ms, so it never keeps the timer thread busy.
  *
  * <h2>When every seat is taken</h2>
  * <ul>
@@ -56,8 +58,14 @@ import java.util.function.UnaryOperator;
  * of these ways: no future stays pending on a terminated pool.
  *
  * <h2>Failures</h2>
- * A task that throws is passed to the pool's failure handler (by default the worker thread's
- * uncaught-exception handler); the worker survives and is reused.
+ * A task that throws counts in {@link PoolStats#failed()}, whichever door it came through, and is
+ * reported once: a plain task ({@code execute}, {@code tryExecute}, {@code enqueue}, a lane's, a
+ * {@link FuncPool}'s) and a delayed or periodic one to the pool's failure handler (by default the
+ * worker thread's uncaught-exception handler; a {@link FailureAware} task, an adapter's, reports to
+ * its own ecosystem instead); the task of {@code submit}, {@code invokeAll} or {@code invokeAny}
+ * through its future, whose {@code get} throws, and not to the default handler (as in
+ * {@code ThreadPoolExecutor}); a {@code schedule}'s future fails too. A failure handler set on the
+ * builder sees every failure. The worker survives and is reused.
  *
  * <h2>Close</h2>
  * {@link #shutdown()} stops accepting tasks, stops idle workers at once, lets busy workers finish and
@@ -291,6 +299,8 @@ public interface WorkerPool extends ScheduledExecutorService, AutoCloseable {
    * worker thread's uncaught-exception handler as failure handler, the system ticker.
    */
   final class Builder {
+    /** The shortest {@link #maxIdle}: the cleaner never runs more often than this. */
+    private static final Duration MIN_MAX_IDLE = Duration.ofMillis(1);
     String name = "warmpool";
     int capacity = 10 * Runtime.getRuntime().availableProcessors();
     long maxIdleNanos = TimeUnit.SECONDS.toNanos(60);
@@ -318,11 +328,19 @@ public interface WorkerPool extends ScheduledExecutorService, AutoCloseable {
       return this;
     }
 
-    /** How long an idle worker is kept before it is retired; must be positive. */
+    /**
+     * How long an idle worker is kept before it is retired; at least 1 ms (default 60 s). The
+     * cleaner on the shared timer thread runs about once per {@code maxIdle} while the pool has
+     * workers, even busy ones, so a shorter one would keep that thread busy; it is refused here, at
+     * once, so no {@link #build()} ever sees one.
+     *
+     * @throws IllegalArgumentException if {@code maxIdle} is below 1 ms (the message names it and
+     *     its value)
+     */
     public Builder maxIdle(Duration maxIdle) {
       Objects.requireNonNull(maxIdle, "maxIdle must not be null");
-      if (maxIdle.isNegative() || maxIdle.isZero()) {
-        throw new IllegalArgumentException("maxIdle must be > 0, was " + maxIdle);
+      if (maxIdle.compareTo(MIN_MAX_IDLE) < 0) {
+        throw new IllegalArgumentException("maxIdle must be at least 1 ms, was " + maxIdle);
       }
       this.maxIdleNanos = saturatedNanos(maxIdle);
       return this;
@@ -366,8 +384,12 @@ public interface WorkerPool extends ScheduledExecutorService, AutoCloseable {
     }
 
     /**
-     * Receives tasks' exceptions on the worker thread. If the handler itself throws, that worker
-     * exits (and is replaced on demand).
+     * Receives every task's exception on the worker thread, whichever door the task came through:
+     * plain, delayed and periodic tasks, adapters' tasks (instead of their ecosystem's hook) and the
+     * tasks of {@code submit}, {@code invokeAll} and {@code invokeAny} (whose futures fail as well).
+     * Without it, plain and delayed tasks report to the thread's uncaught-exception handler and the
+     * futures' tasks only through their futures. If the handler itself throws, that worker exits
+     * (and is replaced on demand).
      */
     public Builder failureHandler(Thread.UncaughtExceptionHandler failureHandler) {
       this.failureHandler = Objects.requireNonNull(failureHandler, "failureHandler must not be null");

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AutoClose;
@@ -68,6 +69,27 @@ class BadInputTest {
         .hasMessageContaining("maxIdle").hasMessageContaining(negative.toString());
     assertThatThrownBy(() -> WorkerPool.builder().maxIdle(null))
         .isInstanceOf(NullPointerException.class).hasMessageContaining("maxIdle");
+  }
+
+  /**
+   * Issue 30, fault 8: {@code maxIdle(1 ns)} made the cleaner reschedule itself every nanosecond on
+   * the shared timer thread (a busy loop while a worker was busy). Below 1 ms is refused, naming
+   * {@code maxIdle} and the value, before any pool exists; 1 ms itself is accepted.
+   */
+  @Test
+  void guarantee10_maxIdleBelowOneMillisecondIsRefusedNamingMaxIdleAndTheValue() {
+    for (Duration tooShort : List.of(Duration.ofNanos(1), Duration.ofNanos(999_999),
+        Duration.ofNanos(500_000))) {
+      assertThatThrownBy(() -> WorkerPool.builder().maxIdle(tooShort).build())
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("maxIdle").hasMessageContaining(tooShort.toString());
+    }
+    WorkerPool pool = WorkerPool.builder().maxIdle(Duration.ofMillis(1)).build();
+    try {
+      assertThat(pool.maxIdle()).isEqualTo(Duration.ofMillis(1));
+    } finally {
+      pool.shutdownNow();
+    }
   }
 
   @Test

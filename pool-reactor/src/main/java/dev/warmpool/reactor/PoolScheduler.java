@@ -2,6 +2,7 @@ package dev.warmpool.reactor;
 
 import dev.warmpool.PoolOverloadedException;
 import dev.warmpool.WorkerPool;
+import java.lang.ref.WeakReference;
 import java.time.Duration;
 import java.time.temporal.ChronoUnit;
 import java.util.Objects;
@@ -34,6 +35,8 @@ final class PoolScheduler implements Scheduler, Scannable {
       AtomicIntegerFieldUpdater.newUpdater(PoolScheduler.class, "quiesced");
   private static final AtomicIntegerFieldUpdater<PoolScheduler> WATCHING =
       AtomicIntegerFieldUpdater.newUpdater(PoolScheduler.class, "watching");
+  private static final AtomicIntegerFieldUpdater<PoolScheduler> WATCHING_POOL =
+      AtomicIntegerFieldUpdater.newUpdater(PoolScheduler.class, "watchingPool");
 
   /** A line deadline that never comes: a zero delay is a timer, which never expires in line. */
   private static final Duration NO_LINE_DEADLINE = ChronoUnit.FOREVER.getDuration();
@@ -45,6 +48,8 @@ final class PoolScheduler implements Scheduler, Scannable {
   private final Sinks.Empty<Void> terminated = Sinks.empty();
   private volatile int quiesced;
   private volatile int watching;
+  /** Whether this scheduler watches its pool's current generation for termination. */
+  private volatile int watchingPool;
   /**
    * This scheduler as seen by the shared pool's termination callback while disposing; cleared once
    * quiescent, so that the pool does not keep a disposed scheduler reachable. See awaitQuiet().
@@ -63,11 +68,36 @@ final class PoolScheduler implements Scheduler, Scannable {
   }
 
   /**
+   * Before a task is accepted: makes sure the pool's termination will sweep this scheduler's tasks
+   * (once per pool generation; a rebooted pool has a fresh termination). A {@code shutdownNow()} of
+   * the pool, by whoever owns it, hands back the tasks waiting for a worker and nothing tells their
+   * operators, whose subscribers would wait for ever (issue 30, fault 13): the sweep refuses each one
+   * that never ran, as a closed scheduler refuses a task ({@link PoolTask#handedBack}). The pool's
+   * callback holds this scheduler weakly: a scheduler nobody uses any more has no subscriber left to
+   * tell.
+   */
+  void watchPool() {
+    if (watchingPool == 0 && WATCHING_POOL.compareAndSet(this, 0, 1)) {
+      WeakReference<PoolScheduler> self = new WeakReference<>(this);
+      pool.whenTerminated().thenRun(() -> {
+        PoolScheduler s = self.get();
+        if (s != null) {
+          s.watchingPool = 0; // the next task watches the next generation
+          if (s.pool.isTerminated()) { // not rebooted meanwhile: nothing of ours can run any more
+            s.tasks.refuseHandedBack(s.pool.name());
+          }
+        }
+      });
+    }
+  }
+
+  /**
    * An immediate task; in blocking mode it may wait in line, under the pool's line deadline unless
    * it is a {@code timer} (a delay {@code <= 0}), which is never refused for load (guarantee 7).
    */
   private Disposable now(Runnable source, Runnable decorated, boolean timer) {
     PoolTask t = new PoolTask(source, decorated, tasks, false);
+    watchPool();
     tasks.accept(t);
     return t.submit(() -> timer ? pool.enqueue(t, NO_LINE_DEADLINE) : pool.enqueue(t));
   }

@@ -16,6 +16,12 @@ import reactor.core.scheduler.Schedulers;
  * thread-per-task variant) and handed to {@code onNewPool} before it can run a task.
  */
 final class PoolSchedulerFactory implements Schedulers.Factory {
+  /**
+   * Core's largest capacity ({@link WorkerPool.Builder#capacity}): Reactor accepts any positive
+   * {@code threadCap}, and {@code Integer.MAX_VALUE} is its usual "no cap", so a larger one is
+   * capped here rather than refused. FactoryTest checks that core accepts it and nothing above.
+   */
+  static final int MAX_CAPACITY = 131_072;
   /** warmpool's default idle time where Reactor gives none (the thread-per-task variant). */
   private static final Duration NO_TTL_GIVEN = Duration.ofSeconds(60);
 
@@ -42,7 +48,7 @@ final class PoolSchedulerFactory implements Schedulers.Factory {
       Duration ttl) {
     WorkerPool pool = WorkerPool.builder()
         .name(nameOf(threadFactory))
-        .capacity(threadCap)
+        .capacity(Math.min(threadCap, MAX_CAPACITY))
         .maxWaiting(queuedTaskCap)
         .maxIdle(ttl)
         .threadFactory(threadFactory)

@@ -74,6 +74,14 @@ import reactor.core.scheduler.Scheduler;
  *       reaches it, as Reactor's own timed operators do (their task answers
  *       {@code Scannable.Attr.ACTUAL}); any other such task just ends. A timer disposed by its user,
  *       or cancelled by disposing its scheduler or worker, signals nothing.</li>
+ *   <li>A task still waiting for a worker when the pool's {@code shutdownNow()} hands it back
+ *       (called by whoever owns the pool, not by disposing this scheduler) will not run either:
+ *       when the pool has terminated, its subscriber gets {@code onError} the same way (a
+ *       {@link PoolClosedException} cause) if the task reaches it, instead of waiting for ever;
+ *       running the handed-back task afterwards does nothing. A task running at
+ *       {@code shutdownNow()} is interrupted, and what it signals then travels on as usual: an
+ *       error that reaches a {@code publishOn} on the closed pool arrives as
+ *       {@code onError(RejectedExecutionException)} with that error suppressed.</li>
  * </ul>
  *
  * <h2>Failures</h2>
@@ -139,7 +147,8 @@ public final class PoolSchedulers {
    * schedulers warmpool-backed: after {@code Schedulers.setFactory(PoolSchedulers.factory())} at
    * start-up, {@code Schedulers.boundedElastic()}, {@code newBoundedElastic(..)} and
    * {@code newThreadPerTaskBoundedElastic(..)} each get a scheduler that owns a pool of its own, with
-   * {@code threadCap} as capacity, {@code queuedTaskCap} as {@code maxWaiting}, the TTL as
+   * {@code threadCap} as capacity (capped at core's maximum, 131,072, so Reactor's "no cap"
+   * {@code Integer.MAX_VALUE} works), {@code queuedTaskCap} as {@code maxWaiting}, the TTL as
    * {@code maxIdle} (60 s for the thread-per-task variant, which has none) and Reactor's thread
    * factory. The other schedulers stay Reactor's. {@code Schedulers.resetFactory()} restores the
    * defaults.

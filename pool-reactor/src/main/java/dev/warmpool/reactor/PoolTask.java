@@ -267,6 +267,20 @@ final class PoolTask extends FutureTask<Void>
     }
   }
 
+  /**
+   * Its pool terminated and this task had not run: {@code shutdownNow} handed it back (a graceful
+   * shutdown runs every accepted task first, and a timer the pool cancelled heard {@link #onCancel}).
+   * Refused to the operator's subscriber as a task of a closed pool, so that it does not wait for
+   * ever; a later run by whoever got it from {@code shutdownNow} does nothing. Only a task core
+   * accepted ({@code handle} bound): one still being handed to core is refused by core itself.
+   */
+  void handedBack(String pool) {
+    if (handle != null && thread == null && cancel(false)) {
+      refuse(new PoolClosedException("pool '" + pool + "' was shut down (shutdownNow) before this"
+          + " task ran"), false);
+    }
+  }
+
   /** It waited in a pool's line past its deadline: refused as a rejection, with core's cause. */
   @Override
   public void onExpired(PoolOverloadedException cause) {

@@ -20,12 +20,12 @@ import reactor.core.scheduler.Schedulers;
  * interrupted, as with Reactor's own workers.
  */
 final class PoolWorker implements Scheduler.Worker, Scannable {
-  private final Scheduler parent;
+  private final PoolScheduler parent;
   private final WorkerPool pool;
   private final SerialExecutor lane;
   private final TaskGroup tasks;
 
-  PoolWorker(Scheduler parent, WorkerPool pool, TaskGroup tasks) {
+  PoolWorker(PoolScheduler parent, WorkerPool pool, TaskGroup tasks) {
     this.parent = parent;
     this.pool = pool;
     this.lane = pool.newSerialExecutor();
@@ -40,6 +40,7 @@ final class PoolWorker implements Scheduler.Worker, Scannable {
 
   private Disposable now(Runnable source, Runnable decorated) {
     PoolTask t = new PoolTask(source, decorated, tasks, false);
+    parent.watchPool();
     tasks.accept(t);
     try {
       return t.submit(() -> lane.enqueue(t)); // its handle: a dispose withdraws it from the lane

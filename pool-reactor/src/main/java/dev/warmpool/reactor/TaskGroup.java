@@ -141,6 +141,17 @@ final class TaskGroup implements Disposable.Composite {
     close(DISPOSED);
   }
 
+  /** The root, once its pool terminated: refuses every task that never ran (see PoolTask). */
+  void refuseHandedBack(String pool) {
+    for (Disposable d : members) {
+      if (d instanceof TaskGroup worker) {
+        worker.members.forEach(t -> ((PoolTask) t).handedBack(pool));
+      } else {
+        ((PoolTask) d).handedBack(pool);
+      }
+    }
+  }
+
   /** Tasks that have not started must not start: this group, or its scheduler's, is disposed. */
   @Override
   public boolean isDisposed() {

@@ -1,9 +1,12 @@
 package dev.warmpool.reactor;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.warmpool.WorkerPool;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import reactor.core.Scannable;
@@ -52,6 +55,36 @@ class FactoryTest {
       s.dispose();
     }
     assertThat(((PoolScheduler) s).pool.isShutdown()).as("dispose closes the owned pool").isTrue();
+  }
+
+  /**
+   * Issue 30, fault 12: Reactor accepts any positive cap and {@code Integer.MAX_VALUE} is its usual
+   * "no cap"; the factory threw core's capacity IllegalArgumentException for it. It caps the
+   * capacity at core's maximum (the largest capacity the builder accepts) and keeps the queued-task
+   * cap as it is (core's {@code maxWaiting} has no upper bound).
+   */
+  @Test
+  void section6_newBoundedElasticWithoutACapGetsCoresMaximumCapacity() {
+    Schedulers.setFactory(PoolSchedulers.factory());
+    int coresMaximum = PoolSchedulerFactory.MAX_CAPACITY;
+    WorkerPool largest = WorkerPool.builder().capacity(coresMaximum).build();
+    assertThat(largest.capacity()).as("the factory's cap is one core accepts")
+        .isEqualTo(coresMaximum);
+    largest.shutdownNow();
+    assertThatThrownBy(() -> WorkerPool.builder().capacity(coresMaximum + 1))
+        .as("and it is core's maximum").isInstanceOf(IllegalArgumentException.class);
+    for (Scheduler s : List.of(
+        Schedulers.newBoundedElastic(Integer.MAX_VALUE, Integer.MAX_VALUE, "uncapped"),
+        Schedulers.newBoundedElastic(coresMaximum + 1, 5, "just-over"))) {
+      try {
+        WorkerPool pool = ((PoolScheduler) s).pool;
+        assertThat(pool.capacity()).isEqualTo(coresMaximum);
+        assertThat(Mono.fromCallable(() -> "ran").subscribeOn(s).block(Duration.ofSeconds(10)))
+            .isEqualTo("ran");
+      } finally {
+        s.dispose();
+      }
+    }
   }
 
   @Test
