@@ -10,23 +10,45 @@ import java.util.function.UnaryOperator;
  * {@code shutdownNow()} as the original. It passes on what the original wants to hear: a failure
  * (if the original is a {@link FailureAware}) and a timer's cancellation (a
  * {@link CancellationAware}).
+ *
+ * <p><b>Decorated once</b> (guarantee 15). This is the one point where a task is decorated, and the
+ * one point that recognises a re-arm: a task handed to a door again from its own run (an adapter's
+ * periodic task arming its next run, or re-armed after a failed run; a task that re-submits itself)
+ * gets the decoration of its first submission back, and the decorator is not called on the pool
+ * thread. A decoration made there would capture what the run left in the thread's context, not the
+ * user's. So adapters need no door of their own: they hand the task they were given to core.
  */
 final class DecoratedTask implements FailureAware, CancellationAware {
+  /**
+   * The decorated task whose run is in progress on this thread, innermost first; null outside a
+   * run. Set only for a pool with a decorator, so an undecorated pool pays nothing.
+   */
+  private static final ThreadLocal<DecoratedTask> RUNNING = new ThreadLocal<>();
+
   final Runnable original;
   private final Runnable decorated;
+  /** The decorator that made it: only a door with the same one may take it back for a re-arm. */
+  private final UnaryOperator<Runnable> decorator;
 
-  private DecoratedTask(Runnable original, Runnable decorated) {
+  private DecoratedTask(Runnable original, Runnable decorated, UnaryOperator<Runnable> decorator) {
     this.original = original;
     this.decorated = decorated;
+    this.decorator = decorator;
   }
 
   /**
-   * Applies {@code decorator} (if any) to {@code task}, on the submitting thread. A decorator that
-   * throws or returns null rejects the task at its call; it was not accepted.
+   * Applies {@code decorator} (if any) to {@code task}, on the submitting thread; or, if this thread
+   * is running {@code task}'s decorated form from the same decorator (a re-arm from its own run),
+   * returns that form without calling the decorator. A decorator that throws or returns null
+   * rejects the task at its call; it was not accepted.
    */
   static Runnable decorate(UnaryOperator<Runnable> decorator, Runnable task, String pool) {
     if (decorator == null) {
       return task;
+    }
+    DecoratedTask running = RUNNING.get();
+    if (running != null && running.original == task && running.decorator == decorator) {
+      return running; // a re-arm: decorated once, at the user's call
     }
     Runnable made;
     try {
@@ -39,7 +61,8 @@ final class DecoratedTask implements FailureAware, CancellationAware {
       throw new RejectedExecutionException("the task decorator of " + pool + " returned null; the"
           + " task was not accepted");
     }
-    return made == task ? task : new DecoratedTask(task, made);
+    // Wrapped even if the decorator returned the task itself: a re-arm must find its run.
+    return new DecoratedTask(task, made, decorator);
   }
 
   /** A callable's decorated form: the decorator wraps the call, which keeps its result. */
@@ -61,9 +84,16 @@ final class DecoratedTask implements FailureAware, CancellationAware {
     return task instanceof DecoratedTask d ? d.original : task;
   }
 
+  /** Runs the decorated form, marked as this thread's run in progress for a re-arm to find. */
   @Override
   public void run() {
-    decorated.run();
+    DecoratedTask outer = RUNNING.get(); // a task may run another inline (a caller-runs policy)
+    RUNNING.set(this);
+    try {
+      decorated.run();
+    } finally {
+      RUNNING.set(outer);
+    }
   }
 
   @Override

@@ -129,9 +129,12 @@ final class DelayedTask<V> extends FutureTask<V>
 
   /**
    * Registers the task with its owners and puts it on the timer; {@code delayNanos <= 0} means due
-   * now. Returns null if an owner is closed (the schedule is refused: the caller throws); a close
-   * that raced the registration may instead have cancelled it, and then the cancelled future is
-   * returned.
+   * now, and then the caller's thread hands it on at once, as the timer would (admitted work, never
+   * refused for load), without a trip through the timer thread. So "at once, or a timer if the pool
+   * is full" is one call, decorated once: an adapter needs no immediate attempt of its own that a
+   * full pool refuses before it falls back to a timer (guarantee 15). Returns null if an owner is
+   * closed (the schedule is refused: the caller throws); a close that raced the registration may
+   * instead have cancelled it, and then the cancelled future is returned.
    */
   DelayedTask<V> start(long delayNanos) {
     owner.register(this);
@@ -145,7 +148,13 @@ final class DelayedTask<V> extends FutureTask<V>
       }
       return this; // the close's sweep cancelled it
     }
-    arm(System.nanoTime() + clamp(delayNanos));
+    long now = System.nanoTime();
+    if (delayNanos <= 0) {
+      entry.deadline = now; // off the timer: a fixed rate counts its next run from here
+      entry.fire(); // as the timer fires it: a close racing us cancels it, or it is handed on
+    } else {
+      arm(now + clamp(delayNanos));
+    }
     return this;
   }
 

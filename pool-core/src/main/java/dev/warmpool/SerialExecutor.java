@@ -74,11 +74,12 @@ public interface SerialExecutor extends Executor, AutoCloseable {
   TaskHandle enqueue(Runnable task);
 
   /**
-   * Runs the task on this lane after the delay (a delay {@code <= 0} means now). The task goes
-   * through the pool's shared timer and re-enters the lane when due, as admitted work; scheduling it
-   * does not admit the lane (guarantee 7: timers take no thread until due); tasks with equal delays
-   * scheduled from one thread run in submission order. Cancelling the returned future removes the
-   * task at once.
+   * Runs the task on this lane after the delay. The task goes through the pool's shared timer and
+   * re-enters the lane when due, as admitted work; scheduling it does not admit the lane (guarantee
+   * 7: timers take no thread until due); tasks with equal delays scheduled from one thread run in
+   * submission order. A delay {@code <= 0} is due at the call: the task enters the lane at once,
+   * from the caller's thread, as admitted work (never refused for load), in order with the lane's
+   * other tasks. Cancelling the returned future removes the task at once.
    *
    * @throws NullPointerException if {@code task} or {@code unit} is null
    * @throws java.util.concurrent.RejectedExecutionException if the lane is closed or the pool is shut

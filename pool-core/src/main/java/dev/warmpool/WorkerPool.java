@@ -51,7 +51,9 @@ import java.util.function.UnaryOperator;
  *
  * <h2>Timers</h2>
  * {@code schedule*} tasks wait on one shared timer thread and take no seat until due; a due task is
- * accepted work, never rejected for load. {@link #shutdown()} cancels the timers not yet due (their
+ * accepted work, never rejected for load. A delay {@code <= 0} is due at the call: the task is handed
+ * to the pool at once from the caller's thread (on a full pool it waits its turn), without a trip
+ * through the timer thread. {@link #shutdown()} cancels the timers not yet due (their
  * futures complete cancelled); a due one runs like every task in line, or is returned by
  * {@link #shutdownNow()} as the task scheduled (its future then completes cancelled, and a
  * {@link CancellationAware} task hears {@code onCancel()}). A {@code schedule} racing {@code shutdown()} is refused or completes one
@@ -462,7 +464,14 @@ public interface WorkerPool extends ScheduledExecutorService, AutoCloseable {
      * {@code enqueue}, {@code submit} (the future's task), {@code schedule*} (once at schedule time,
      * for all runs of a periodic task), a serial lane's tasks (at the lane's {@code execute} or
      * {@code schedule*}), a subpool's tasks (with its parent's decorator), and so every adapter's
-     * tasks. {@code shutdownNow()} hands tasks back as they were submitted, undecorated. A decorator
+     * tasks. The decorator runs exactly once per task, on the submitting thread (guarantee 15): a
+     * periodic task that re-arms (after each run, after a failed run), a zero-delay timer, a lane
+     * task and an adapter task are decorated once, at the user's call, never again on a pool
+     * thread. A task handed to the pool again from its own run (an adapter re-arming its periodic
+     * task, a task that re-submits itself) is a re-arm: it keeps the decoration of its first
+     * submission, so each run restores the context captured at the user's call, not what an
+     * earlier run left in the thread. {@code shutdownNow()} hands tasks back as they were
+     * submitted, undecorated. A decorator
      * that throws or returns null rejects that task at its call with a
      * {@link java.util.concurrent.RejectedExecutionException} (the task was not accepted; it counts
      * in neither {@code submitted} nor {@code rejected}). Not applied to {@link FuncPool} arguments,

@@ -139,12 +139,12 @@ class LaneAndShardFaultsTest {
 
   /**
    * Returns once the shared timer has fired every task that was due when this was called: it fires
-   * in deadline order, ties first-in first-out, so a marker due now on a pool of its own runs after
-   * them.
+   * in deadline order, ties first-in first-out, so a marker due 1 ns from now on a pool of its own
+   * runs after them (not 0: a zero delay is handed on at the call, without the timer).
    */
   private void awaitTimerPassedDueTasks() throws Exception {
     WorkerPool marker = fixture.pool("marker", b -> b.capacity(1));
-    marker.schedule(() -> { }, 0, TimeUnit.MILLISECONDS).get(SOON.toSeconds(), TimeUnit.SECONDS);
+    marker.schedule(() -> { }, 1, TimeUnit.NANOSECONDS).get(SOON.toSeconds(), TimeUnit.SECONDS);
   }
 
   // ---------------------------------------------------------------------------------------------

@@ -111,13 +111,14 @@ class LaneAndTimerFaultsTest {
 
   /**
    * Returns once the shared timer has fired every task that was due when this was called: the
-   * timer fires in deadline order, ties first-in first-out, so a marker due now on a pool of its
-   * own runs only after them.
+   * timer fires in deadline order, ties first-in first-out, so a marker due 1 ns from now on a
+   * pool of its own runs only after them (not 0: a zero delay is handed on at the call, without
+   * the timer).
    */
   private void awaitTimerPassedDueTasks() throws Exception {
     WorkerPool marker = fixture.pool("marker", b -> b.capacity(1));
     try {
-      marker.schedule(() -> { }, 0, TimeUnit.MILLISECONDS).get(SOON.toSeconds(), TimeUnit.SECONDS);
+      marker.schedule(() -> { }, 1, TimeUnit.NANOSECONDS).get(SOON.toSeconds(), TimeUnit.SECONDS);
     } catch (java.util.concurrent.TimeoutException late) {
       throw new AssertionError("another pool's due task did not run within " + SOON
           + ": the shared timer is held up by this pool (guarantee 12)", late);
@@ -427,10 +428,10 @@ class LaneAndTimerFaultsTest {
     assumeThat(timerFree).as("nothing else scheduled on the shared timer").isTrue();
     WorkerPool pool = fixture.pool("timerend", b -> b.capacity(1));
     ScheduledFuture<?> far = pool.schedule(() -> { }, 1, TimeUnit.DAYS);
-    // Let the timer thread see the far task and go back to sleep: a task due now, fired after the
-    // far one was added, has run; its pool is then shut down, which cancels that pool's cleaner.
+    // Let the timer thread see the far task and go back to sleep: a task due 1 ns from now (not 0,
+    // which skips the timer), fired after the far one was added, has run; its pool is then shut down, which cancels that pool's cleaner.
     WorkerPool marker = fixture.pool("marker", b -> b.capacity(1));
-    marker.schedule(() -> { }, 0, TimeUnit.MILLISECONDS).get(SOON.toSeconds(), TimeUnit.SECONDS);
+    marker.schedule(() -> { }, 1, TimeUnit.NANOSECONDS).get(SOON.toSeconds(), TimeUnit.SECONDS);
     marker.shutdownNow();
     assertThat(marker.awaitTermination(SOON.toSeconds(), TimeUnit.SECONDS)).isTrue();
     assertThat(timer.isRunning()).as("timer running with a task").isTrue();

@@ -130,7 +130,8 @@ class ThirdReviewTest {
         for (int j = 0; j < 3; j++) {
           Probe p = new Probe();
           probes.add(p);
-          futures.add(l.schedule(p, 0, TimeUnit.MILLISECONDS));
+          // 1 ns, not 0 (handed on at the call): the timer thread fires them while we cancel
+          futures.add(l.schedule(p, 1, TimeUnit.NANOSECONDS));
         }
       }
       int withdrawn = 0;

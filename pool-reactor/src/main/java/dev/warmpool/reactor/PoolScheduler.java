@@ -1,10 +1,7 @@
 package dev.warmpool.reactor;
 
-import dev.warmpool.PoolOverloadedException;
 import dev.warmpool.WorkerPool;
 import java.lang.ref.WeakReference;
-import java.time.Duration;
-import java.time.temporal.ChronoUnit;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
@@ -38,9 +35,6 @@ final class PoolScheduler implements Scheduler, Scannable {
   private static final AtomicIntegerFieldUpdater<PoolScheduler> WATCHING_POOL =
       AtomicIntegerFieldUpdater.newUpdater(PoolScheduler.class, "watchingPool");
 
-  /** A line deadline that never comes: a zero delay is a timer, which never expires in line. */
-  private static final Duration NO_LINE_DEADLINE = ChronoUnit.FOREVER.getDuration();
-
   final WorkerPool pool;
   private final boolean owned;
   /** This scheduler's tasks, direct and of its workers: see {@link TaskGroup}. */
@@ -64,7 +58,10 @@ final class PoolScheduler implements Scheduler, Scannable {
   @Override
   public Disposable schedule(Runnable task) {
     Runnable source = Objects.requireNonNull(task, "task must not be null");
-    return now(source, Schedulers.onSchedule(source), false);
+    PoolTask t = new PoolTask(source, Schedulers.onSchedule(source), tasks, false);
+    watchPool();
+    tasks.accept(t);
+    return t.submit(() -> pool.enqueue(t)); // in blocking mode it may wait in line, never blocks
   }
 
   /**
@@ -92,32 +89,18 @@ final class PoolScheduler implements Scheduler, Scannable {
   }
 
   /**
-   * An immediate task; in blocking mode it may wait in line, under the pool's line deadline unless
-   * it is a {@code timer} (a delay {@code <= 0}), which is never refused for load (guarantee 7).
+   * A timer. A delay {@code <= 0} is due now: core hands it on at once, and on a full pool lets it
+   * wait its turn (a timer is never refused for load, guarantee 7), in one call that decorates it
+   * once (guarantee 15).
    */
-  private Disposable now(Runnable source, Runnable decorated, boolean timer) {
-    PoolTask t = new PoolTask(source, decorated, tasks, false);
-    watchPool();
-    tasks.accept(t);
-    return t.submit(() -> timer ? pool.enqueue(t, NO_LINE_DEADLINE) : pool.enqueue(t));
-  }
-
   @Override
   public Disposable schedule(Runnable task, long delay, TimeUnit unit) {
     Objects.requireNonNull(unit, "unit must not be null");
     Runnable source = Objects.requireNonNull(task, "task must not be null");
-    Runnable decorated = Schedulers.onSchedule(source);
-    if (delay <= 0) {
-      try {
-        return now(source, decorated, true);
-      } catch (PoolOverloadedException full) {
-        delay = 0; // a timer is never refused for load (guarantee 7): due now, it waits its turn
-      }
-    }
-    long d = delay;
-    PoolTask t = new PoolTask(source, decorated, tasks, true);
+    PoolTask t = new PoolTask(source, Schedulers.onSchedule(source), tasks, true);
+    watchPool(); // a due timer is accepted work: shutdownNow may hand it back
     tasks.accept(t);
-    return t.submit(() -> pool.schedule(t, d, unit));
+    return t.submit(() -> pool.schedule(t, delay, unit));
   }
 
   @Override

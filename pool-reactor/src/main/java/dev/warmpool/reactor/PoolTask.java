@@ -42,7 +42,9 @@ import reactor.util.context.Context;
  * <p><b>Periodic.</b> Core's periodic schedule (of the pool, or of a worker's lane) drives it:
  * fixed rate for a positive period, and for Reactor's "period {@code <= 0}" a fixed delay of one
  * nanosecond. Reactor's periodic tasks survive a failed run while core's schedule, as
- * {@code ScheduledExecutorService} requires, ends with it, so a failed run re-arms the task.
+ * {@code ScheduledExecutorService} requires, ends with it, so a failed run re-arms the task: it
+ * hands itself to core again from its own run, which core recognises as a re-arm and does not
+ * decorate again; every run keeps the context captured at the user's call (guarantee 15).
  *
  * <p><b>Failures</b> (guarantee 8): a run's exception propagates to the pool, which counts it and
  * hands it to {@link #onFailure} (Reactor's {@code onHandleError}), or to the pool's own failure
@@ -191,7 +193,10 @@ final class PoolTask extends FutureTask<Void>
     }
   }
 
-  /** A failed periodic run ended core's schedule: a new one keeps the rate. */
+  /**
+   * A failed periodic run ended core's schedule: a new one keeps the rate. Called from the run, so
+   * core keeps the task's first decoration (guarantee 15).
+   */
   private void rearm() {
     long next = period > 0 && handle instanceof Delayed ending
         ? Math.max(0, ending.getDelay(TimeUnit.NANOSECONDS) + period) : 0;

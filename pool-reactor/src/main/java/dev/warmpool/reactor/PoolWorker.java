@@ -1,6 +1,5 @@
 package dev.warmpool.reactor;
 
-import dev.warmpool.PoolOverloadedException;
 import dev.warmpool.SerialExecutor;
 import dev.warmpool.WorkerPool;
 import java.util.Objects;
@@ -35,11 +34,7 @@ final class PoolWorker implements Scheduler.Worker, Scannable {
   @Override
   public Disposable schedule(Runnable task) {
     Runnable source = Objects.requireNonNull(task, "task must not be null");
-    return now(source, Schedulers.onSchedule(source));
-  }
-
-  private Disposable now(Runnable source, Runnable decorated) {
-    PoolTask t = new PoolTask(source, decorated, tasks, false);
+    PoolTask t = new PoolTask(source, Schedulers.onSchedule(source), tasks, false);
     parent.watchPool();
     tasks.accept(t);
     try {
@@ -52,22 +47,19 @@ final class PoolWorker implements Scheduler.Worker, Scannable {
     }
   }
 
+  /**
+   * A timer of the lane. A delay {@code <= 0} is due now: core puts it in the lane at once, in line
+   * with the worker's immediate tasks, as admitted work (never refused for load, guarantee 7), in
+   * one call that decorates it once (guarantee 15).
+   */
   @Override
   public Disposable schedule(Runnable task, long delay, TimeUnit unit) {
     Objects.requireNonNull(unit, "unit must not be null");
     Runnable source = Objects.requireNonNull(task, "task must not be null");
-    Runnable decorated = Schedulers.onSchedule(source);
-    if (delay <= 0) {
-      try {
-        return now(source, decorated); // now, in line with the worker's immediate tasks
-      } catch (PoolOverloadedException full) {
-        delay = 0; // a timer is never refused for load (guarantee 7): due now, it waits its turn
-      }
-    }
-    long d = delay;
-    PoolTask t = new PoolTask(source, decorated, tasks, true);
+    PoolTask t = new PoolTask(source, Schedulers.onSchedule(source), tasks, true);
+    parent.watchPool(); // a due timer is accepted work: shutdownNow may hand it back
     tasks.accept(t);
-    return t.submit(() -> lane.schedule(t, d, unit));
+    return t.submit(() -> lane.schedule(t, delay, unit));
   }
 
   @Override

@@ -1,14 +1,11 @@
 package dev.warmpool.rxjava3;
 
 import dev.warmpool.PoolClosedException;
-import dev.warmpool.PoolOverloadedException;
 import dev.warmpool.WorkerPool;
 import io.reactivex.rxjava3.core.Scheduler;
 import io.reactivex.rxjava3.disposables.CompositeDisposable;
 import io.reactivex.rxjava3.disposables.Disposable;
 import io.reactivex.rxjava3.plugins.RxJavaPlugins;
-import java.time.Duration;
-import java.time.temporal.ChronoUnit;
 import java.util.Objects;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -40,9 +37,6 @@ final class PoolScheduler extends Scheduler implements TaskParent {
       return false;
     }
   }
-
-  /** A line deadline that never comes: a timer due now never expires in line. */
-  private static final Duration NO_LINE_DEADLINE = ChronoUnit.FOREVER.getDuration();
 
   final WorkerPool pool;
   private final boolean owning;
@@ -94,17 +88,14 @@ final class PoolScheduler extends Scheduler implements TaskParent {
         initialDelay, period, unit);
   }
 
+  /**
+   * A timer due now (delay 0) is handed on at once by core, and waits its turn on a full pool (a
+   * timer is never refused for load, guarantee 7): one call, so it is decorated once (guarantee 15).
+   */
   @Override
   public Object arm(Runnable task, long delayNanos, long periodNanos) {
     if (delayNanos == NOW) {
       return pool.enqueue(task);
-    }
-    if (delayNanos == 0 && periodNanos == 0) {
-      try {
-        return pool.enqueue(task, NO_LINE_DEADLINE); // due now: the shortest way, if admitted
-      } catch (PoolOverloadedException full) {
-        // a timer is never refused for load (guarantee 7): due now, it waits its turn
-      }
     }
     return periodNanos > 0
         ? pool.scheduleAtFixedRate(task, delayNanos, periodNanos, TimeUnit.NANOSECONDS)

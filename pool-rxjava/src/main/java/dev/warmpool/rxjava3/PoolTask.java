@@ -36,7 +36,9 @@ import java.util.concurrent.atomic.AtomicReference;
  * <p><b>Periodic</b>: a direct task runs under the pool's fixed rate, as under RxJava's {@code
  * ExecutorScheduler}; a worker's as under RxJava's default {@code Worker.schedulePeriodically}: each
  * run is one task of the lane, the next armed after it returned on the worker's {@code now()},
- * rebased after a jump beyond {@link Scheduler#clockDriftTolerance()}. Runs never overlap.
+ * rebased after a jump beyond {@link Scheduler#clockDriftTolerance()}. Runs never overlap. Each run
+ * arms the next from within itself, which core recognises as a re-arm: the pool's task decorator
+ * is not called again, and every run keeps the context captured at the user's call (guarantee 15).
  *
  * <p><b>Failures</b> (guarantee 8): a run that throws ends the task (a periodic one too, as in
  * RxJava) and rethrows: the pool counts it and reports it once, to {@link #onFailure} or to the
