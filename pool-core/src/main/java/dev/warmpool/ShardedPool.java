@@ -34,6 +34,8 @@ public final class ShardedPool extends AbstractWorkerPool {
 
   private final String name;
   private final BoundedPool[] shards;
+  /** The shards' admissions, in shard order. */
+  private final Admission[] admissions;
   private final Placement placement;
   private final AtomicInteger turn = new AtomicInteger();
 
@@ -43,6 +45,47 @@ public final class ShardedPool extends AbstractWorkerPool {
     this.name = name;
     this.shards = shards;
     this.placement = placement;
+    this.admissions = new Admission[shards.length];
+    for (int i = 0; i < shards.length; i++) {
+      admissions[i] = shards[i].admission;
+    }
+    if (shards.length > 1) {
+      Admission.Siblings siblings = new SiblingSeats();
+      for (Admission a : admissions) {
+        a.siblings = siblings; // before this pool is published: final-field freeze covers it
+      }
+    }
+  }
+
+  /**
+   * Moves waiters between shards (guarantee 14): a seat freed in a shard whose own line is empty
+   * serves the head of a sibling's line, and an entry that joins a line is taken at once by a
+   * sibling with a free seat. Each side publishes, then checks (see {@link Admission.Siblings}).
+   */
+  private final class SiblingSeats implements Admission.Siblings {
+    @Override
+    public void seatFreed(Admission shard) {
+      int n = admissions.length;
+      int start = Math.floorMod(turn.get(), n); // spread which sibling is served first
+      for (int i = 0; i < n && shard.line.size() == 0; i++) {
+        Admission other = admissions[(start + i) % n];
+        if (other != shard && other.line.size() > 0) {
+          shard.serveFrom(other);
+        }
+      }
+    }
+
+    @Override
+    public void joined(Admission shard) {
+      int n = admissions.length;
+      int start = Math.floorMod(turn.get(), n);
+      for (int i = 0; i < n && shard.line.size() > 0; i++) {
+        Admission other = admissions[(start + i) % n];
+        if (other != shard) {
+          other.serveFrom(shard);
+        }
+      }
+    }
   }
 
   /**
@@ -152,10 +195,39 @@ public final class ShardedPool extends AbstractWorkerPool {
     return shards[0].closed();
   }
 
+  /**
+   * A lane counted in one shard (chosen by placement), that takes its seat in whichever shard has
+   * one free each time it activates: it is rejected only when every shard is full.
+   */
   @Override
   public SerialExecutor newSerialExecutor() {
-    return shards[pick()].newSerialExecutor();
+    BoundedPool home = shards[pick()];
+    return shards.length == 1 ? home.newSerialExecutor() : new SerialLane(this, home.admission,
+        laneShards);
   }
+
+  /** What a lane sees of the shards. */
+  private final SerialLane.Shards laneShards = new SerialLane.Shards() {
+    @Override
+    public Admission[] admissions() {
+      return admissions;
+    }
+
+    @Override
+    public int first() {
+      return pick();
+    }
+
+    @Override
+    public boolean hasWaiters() {
+      for (Admission a : admissions) {
+        if (a.line.size() > 0) {
+          return true;
+        }
+      }
+      return false;
+    }
+  };
 
   @Override
   public String name() {

@@ -52,6 +52,15 @@ abstract class TaskKind {
     return true;
   }
 
+  /**
+   * Where the tasks that expire with the argument's entry ({@link #expiring}) are counted: the
+   * accounting that counted them in, which for a sharded pool's lane is its own shard's, whichever
+   * shard's line it expired in.
+   */
+  Accounting countsIn(Object arg, Accounting line) {
+    return line;
+  }
+
   /** A task that fails in its own way when it expires in line (a {@code submit} future). */
   interface Expirable {
     void expired(PoolOverloadedException cause);
