@@ -645,22 +645,24 @@ final class Admission implements TaskEnvelope.Owner {
   }
 
   /**
-   * A sharded pool's shard: while this shard's own line is empty and it has a free seat, the head
-   * of {@code from}'s line moves here and runs with that seat (it never takes a seat here while
-   * this shard is shut down: entries of a closing shard run where they waited). The entry is
-   * counted once: it leaves {@code from}'s counts and enters ours before it is handed on, and its
-   * handle then withdraws it from ours.
+   * A sharded pool's shard: if this shard's own line is empty and it has a free seat, the head of
+   * {@code from}'s line moves here and runs with that seat (it never takes a seat here while this
+   * shard is shut down: entries of a closing shard run where they waited). The entry is counted
+   * once: it leaves {@code from}'s counts and enters ours before it is handed on, and its handle
+   * then withdraws it from ours. Returns whether one moved.
    */
-  void serveFrom(Admission from) {
-    while (from.line.size() > 0 && line.size() == 0 && state.tryTakeSeat(capacity, false)) {
-      TaskEnvelope e = from.moveHeadTo(this);
-      if (e == null) {
-        // The line emptied meanwhile: the seat goes back, and serves whoever joined since.
-        giveBackSeat();
-        return;
-      }
-      placement.handOff(e);
+  boolean serveFrom(Admission from) {
+    if (from.line.size() == 0 || line.size() != 0 || !state.tryTakeSeat(capacity, false)) {
+      return false;
     }
+    TaskEnvelope e = from.moveHeadTo(this);
+    if (e == null) {
+      // The line emptied meanwhile: the seat goes back, and serves whoever joined since.
+      giveBackSeat();
+      return false;
+    }
+    placement.handOff(e);
+    return true;
   }
 
   /**

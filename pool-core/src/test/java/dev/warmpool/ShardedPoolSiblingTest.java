@@ -172,4 +172,35 @@ class ShardedPoolSiblingTest {
     assertThat(pool.stats().expired()).isZero();
     assertExactPerShard(pool);
   }
+
+  /**
+   * A lane counts its tasks in its own shard; when it waited for its first seat in another shard's
+   * line (every shard was full) and expired there, its tasks leave its own shard's counts, so that
+   * each shard's counters stay exact and none goes negative (guarantee 13 on a sharded pool).
+   */
+  @Test
+  void guarantee13_aShardedLaneThatExpiresInAnotherShardsLineIsCountedInItsOwnShard()
+      throws Exception {
+    ShardedPool pool = sharded("lane-exp", false, Duration.ofMillis(50));
+    Gate[] byShard = fillBothShards(fixture, pool); // round robin turns 0 and 1
+    SerialExecutor lane = pool.newSerialExecutor(); // turn 2: counted in shard 0
+    CountDownLatch heard = new CountDownLatch(1);
+    lane.execute(new CancellationAware() { // turn 3: waits in shard 1's line
+      @Override
+      public void run() {
+        throw new AssertionError("an expired task ran");
+      }
+
+      @Override
+      public void onCancel() {
+        heard.countDown();
+      }
+    });
+    assertThat(heard.await(SOON_MS, TimeUnit.MILLISECONDS)).as("the lane's task expired").isTrue();
+    eventually().untilAsserted(() -> assertThat(pool.stats().expired()).isEqualTo(1));
+    assertThat(pool.stats(0).expired()).as("counted in the lane's own shard").isEqualTo(1);
+    byShard[0].open();
+    byShard[1].open();
+    assertExactPerShard(pool);
+  }
 }
