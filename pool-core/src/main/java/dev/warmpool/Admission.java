@@ -47,6 +47,21 @@ final class Admission implements TaskEnvelope.Owner {
     int busy();
   }
 
+  /**
+   * A shard's siblings in a sharded pool (guarantee 14): no entry waits in one shard's line while
+   * another shard has a free seat. Both sides publish, then check: a joiner links its entry, then
+   * looks for a sibling's free seat ({@link #joined}); a shard that gives back a seat with its own
+   * line empty releases it, then looks at its siblings' lines ({@link #seatFreed}). Each side then
+   * moves entries with {@link #serveFrom}.
+   */
+  interface Siblings {
+    /** {@code shard} gave back a seat and its own line is empty: serve a sibling's waiters. */
+    void seatFreed(Admission shard);
+
+    /** An entry joined {@code shard}'s line: a sibling with a free seat takes its waiters. */
+    void joined(Admission shard);
+  }
+
   final String name;
   /** {@code pool "x"}, or {@code subpool "y" of pool "x"}: how messages name the pool. */
   final String description;
@@ -70,6 +85,12 @@ final class Admission implements TaskEnvelope.Owner {
   private final Runnable mayTerminate;
   /** Expiry callbacks not yet run; termination waits for them (see {@link #quietNotices}). */
   private final AtomicInteger notices = new AtomicInteger();
+  /**
+   * The sibling shards of a sharded pool's shard, else null (the one cost on an unsharded pool's
+   * path: a null check when a seat goes back and when an entry joins the line). Set by the sharded
+   * pool's constructor, before the pool is published.
+   */
+  Siblings siblings;
 
   Admission(String name, String description, int capacity, boolean nonblocking, int maxWaiting,
       long maxWaitInLineNanos, Accounting accounting, Admission parent, boolean plainPlacement,
@@ -239,6 +260,9 @@ final class Admission implements TaskEnvelope.Owner {
       armDeadline(e, limit);
     }
     drainLine();
+    if (siblings != null && line.size() > 0) {
+      siblings.joined(this); // publish (linked), then check a sibling's seats
+    }
     return e;
   }
 
@@ -601,15 +625,75 @@ final class Admission implements TaskEnvelope.Owner {
     }
   }
 
-  /** Gives back one seat and serves the line with it. */
+  /**
+   * Gives back one seat and serves the line with it; a shard whose own line is empty serves a
+   * sibling's line instead, before its worker goes idle.
+   */
   void giveBackSeat() {
     state.releaseSeat();
     if (line.size() > 0) {
       drainLine();
     }
+    if (siblings != null && line.size() == 0) {
+      siblings.seatFreed(this); // publish (the seat), then check the siblings' lines
+    }
     if (!state.isRunning()) {
       mayTerminate.run();
     }
+  }
+
+  /** Seats were added (a growing resize): they serve this line first, then a sibling's. */
+  void seatsGrew() {
+    drainLine();
+    if (siblings != null && line.size() == 0) {
+      siblings.seatFreed(this);
+    }
+  }
+
+  /**
+   * A sharded pool's shard: if this shard's own line is empty and it has a free seat, the head of
+   * {@code from}'s line moves here and runs with that seat (it never takes a seat here while this
+   * shard is shut down: entries of a closing shard run where they waited). The entry is counted
+   * once: it leaves {@code from}'s counts and enters ours before it is handed on, and its handle
+   * then withdraws it from ours. Returns whether one moved.
+   */
+  boolean serveFrom(Admission from) {
+    if (from.line.size() == 0 || line.size() != 0 || !state.tryTakeSeat(capacity, false)) {
+      return false;
+    }
+    TaskEnvelope e = from.moveHeadTo(this);
+    if (e == null) {
+      // The line emptied meanwhile: the seat goes back, and serves whoever joined since.
+      giveBackSeat();
+      return false;
+    }
+    placement.handOff(e);
+    return true;
+  }
+
+  /**
+   * Takes the head of this line for a sibling shard that holds a seat for it; null if the line is
+   * empty. Counts move before the entry's caller wakes (count, then signal).
+   */
+  private TaskEnvelope moveHeadTo(Admission taker) {
+    TaskEnvelope e = line.pollFor(taker);
+    if (e == null) {
+      return null;
+    }
+    disarm(e);
+    if (e.caller != null) {
+      taker.accounting.accepted();
+      if (e.parked) {
+        LockSupport.unpark(e.caller);
+      }
+    } else if (e.kind.countsAsTask()) {
+      taker.accounting.accepted(); // first: the sum over the shards never dips
+      accounting.withdrawn();
+    }
+    if (!state.isRunning()) {
+      mayTerminate.run(); // a shutdown may have been waiting for this line only
+    }
+    return e;
   }
 
   // ---------------------------------------------------------------------------------------------

@@ -257,7 +257,7 @@ final class BoundedPool extends AbstractWorkerPool {
       admission.capacity = newCapacity;
     }
     if (newCapacity > old) {
-      admission.drainLine(); // new seats serve the line first
+      admission.seatsGrew(); // new seats serve the line first
       engine.grown();
     } else {
       engine.shrunk();

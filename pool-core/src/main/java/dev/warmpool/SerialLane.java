@@ -87,6 +87,21 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
     }
   };
 
+  /**
+   * A sharded pool's shards, for a lane that takes its seat in whichever shard has one free each
+   * time it activates (guarantee 14), rather than in one shard for its lifetime.
+   */
+  interface Shards {
+    /** The shards' admissions. */
+    Admission[] admissions();
+
+    /** The index of the shard that placement offers first. */
+    int first();
+
+    /** Whether work waits in any shard's line (a lane that used its budget yields to it). */
+    boolean hasWaiters();
+  }
+
   private static final VarHandle TIMERS;
   private static final VarHandle PLACE;
 
@@ -101,7 +116,19 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
   }
 
   private final AbstractWorkerPool pool;
+  /**
+   * The lane's own pool, or for a sharded pool its home shard: where its tasks are counted and its
+   * rejections named. Its seat is taken there too, unless {@link #shards} is set.
+   */
   private final Admission admission;
+  /** A sharded pool's shards, where the lane looks for a seat at each activation; else null. */
+  private final Shards shards;
+  /**
+   * The admission whose line the lane's entry last joined (its own pool's, unless sharded):
+   * whose lock makes the lane's admission atomic against that entry's expiry. Written before the
+   * entry joins that line.
+   */
+  private volatile Admission lineOf;
   private final Accounting accounting;
   private final ConcurrentLinkedQueue<Runnable> queue = new ConcurrentLinkedQueue<>();
   private final AtomicBoolean scheduled = new AtomicBoolean();
@@ -146,8 +173,15 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
   private volatile boolean closed;
 
   SerialLane(AbstractWorkerPool pool, Admission admission) {
+    this(pool, admission, null);
+  }
+
+  /** A lane of a sharded pool, counted in its home shard {@code admission}. */
+  SerialLane(AbstractWorkerPool pool, Admission admission, Shards shards) {
     this.pool = pool;
     this.admission = admission;
+    this.shards = shards;
+    this.lineOf = admission;
     this.accounting = admission.accounting;
   }
 
@@ -200,10 +234,19 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
    */
   private void becomeAdmitted() {
     if (!admitted) {
-      admission.line.underLock(() -> {
-        admitted = true;
-        return true;
-      });
+      // Under the lock of the line the entry joined; if a first dispatch moved it to another
+      // shard's line meanwhile, under that one too (an expiry there then sees the lane admitted).
+      for (Admission a = lineOf; ; ) {
+        a.line.underLock(() -> {
+          admitted = true;
+          return true;
+        });
+        Admission now = lineOf;
+        if (now == a) {
+          return;
+        }
+        a = now;
+      }
     }
   }
 
@@ -218,7 +261,8 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
       return false;
     }
     for (Runnable t; (t = queue.poll()) != null; ) {
-      // Counted before a handle can read EXPIRED (see Accounting.notExpired).
+      // Counted in the lane's own pool (a sharded pool's lane: its home shard, whichever shard's line
+      // it waited in), before a handle can read EXPIRED (see Accounting.notExpired).
       accounting.expired();
       if (!(t instanceof LaneTask l) || l.transition(TaskEnvelope.QUEUED, TaskEnvelope.EXPIRED)) {
         accounting.withdrawn();
@@ -254,7 +298,7 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
       // timer holds it): this task rides along. Checked under the line's lock against an expiry,
       // which takes the queued tasks and clears the flag in one step: still set means an expiry,
       // if any, comes later and takes this task too; cleared means dispatch again.
-      if (admission.line.underLock(scheduled::get)) {
+      if (lineOf.line.underLock(scheduled::get)) {
         return;
       }
       rodeAlong = true;
@@ -326,23 +370,39 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
    * @return true if the lane took a seat at once, false if its entry was put in line
    */
   private boolean dispatch(Mode mode) {
-    if (admission.tryPlacePlain(KIND, this, mode)) {
-      return true; // a free seat: queued for a worker as a plain task, no entry needed
+    Admission a = admission;
+    if (shards == null) {
+      if (a.tryPlacePlain(KIND, this, mode)) {
+        return true; // a free seat: queued for a worker as a plain task, no entry needed
+      }
+    } else {
+      // A sharded pool's lane activates in whichever shard has a free seat now; only when every
+      // shard was full when it looked does it wait in (or is it rejected by) the first one's line.
+      Admission[] all = shards.admissions();
+      int first = shards.first();
+      for (int i = 0; i < all.length; i++) {
+        if (all[(first + i) % all.length].tryPlacePlain(KIND, this, mode)) {
+          return true;
+        }
+      }
+      a = all[first];
     }
     TaskEnvelope e = (TaskEnvelope) PLACE.getAndSet(this, null);
-    if (e == null || !e.reset()) {
-      e = admission.newEntry(KIND, this);
+    // An entry is reused only in the line of the shard it belongs to (its owner withdraws it).
+    if (e == null || e.owner != a || !e.reset()) {
+      e = a.newEntry(KIND, this);
     }
-    boolean deadline = mode == Mode.ENQUEUE && admission.maxWaitInLineNanos > 0;
+    boolean deadline = mode == Mode.ENQUEUE && a.maxWaitInLineNanos > 0;
     if (deadline) {
       e.keepFromReuse(); // its timer must never meet a later trip of the entry
     }
-    boolean seated = admission.enqueue(e, mode);
+    lineOf = a; // before the entry joins: an admission racing its expiry locks this line
+    boolean seated = a.enqueue(e, mode);
     PLACE.setVolatile(this, e);
     if (deadline && !seated) {
       // Armed after publishing: an expiry clears scheduled, and a dispatch that follows must not
       // find this entry unpublished and then see it overwrite its own.
-      admission.armLineDeadline(e);
+      a.armLineDeadline(e);
     }
     if (closed || queue.isEmpty()) {
       // Publish (the place), then check: a racing close, execute or cancel may have emptied the
@@ -404,7 +464,7 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
         } else {
           runOne(t, w);
         }
-        if (++ran >= BUDGET && admission.hasWaiters()) {
+        if (++ran >= BUDGET && (shards != null ? shards.hasWaiters() : admission.hasWaiters())) {
           dispatch(Mode.ADMITTED); // yield the worker: rejoin the end of the line (a new entry)
           return;
         }

@@ -13,15 +13,23 @@ import java.util.function.UnaryOperator;
 /**
  * A {@link WorkerPool} made of N independent sub-pools (ants' {@code MultiPool}), to spread
  * contention on one idle stack and one waiting line over several. Each task goes to one shard chosen
- * by the {@link Placement}; a serial lane is bound to one shard for its lifetime.
+ * by the {@link Placement}.
  *
- * <p>When the chosen shard cannot take a task at once, the others are tried before the task waits
- * (blocking mode, in the chosen shard's line) or is rejected (nonblocking mode), so a nonblocking
- * sharded pool rejects only when every shard is full. For {@code execute} and {@code tryExecute} a
- * shard that cannot start a thread refuses, and the next is tried. A task that {@code enqueue} or
- * {@code submit} placed stays in its shard: if that shard cannot start a thread, the start is retried
- * there (the task is not moved to another shard). Stats are the sum of the shards'; {@link
- * #resize} spreads the new capacity evenly.
+ * <p><b>Rejects only when every shard is full</b> (guarantee 14), for every submitting call, serial
+ * lanes included. When the chosen shard cannot take a task at once, the others are tried before the
+ * task waits (blocking mode) or is rejected (nonblocking mode). A serial lane takes its seat in
+ * whichever shard has one free when it activates: it is not tied to one shard (its tasks are counted
+ * in one shard's {@code stats}, chosen when the lane is made). In blocking mode a caller waits in a
+ * shard's line only when every shard was full when it looked, and a seat freed in a shard whose own
+ * line is empty serves a waiter of a sibling's line before it goes idle: no entry waits (or expires)
+ * while another shard has a free seat. A waiter so moved runs in the shard that had the seat and
+ * counts there, once; its handle, deadline and cancel work as before it moved.
+ *
+ * <p>For {@code execute} and {@code tryExecute} a shard that cannot start a thread refuses, and the
+ * next is tried. A task that {@code enqueue} or {@code submit} placed stays in its shard: if that
+ * shard cannot start a thread, the start is retried there (the task is not moved to another shard).
+ * A waiter moves only to a shard with a worker at hand, so a move never waits for a thread start.
+ * Stats are the sum of the shards'; {@link #resize} spreads the new capacity evenly.
  */
 public final class ShardedPool extends AbstractWorkerPool {
   /** How a task picks its shard. */
@@ -34,6 +42,8 @@ public final class ShardedPool extends AbstractWorkerPool {
 
   private final String name;
   private final BoundedPool[] shards;
+  /** The shards' admissions, in shard order. */
+  private final Admission[] admissions;
   private final Placement placement;
   private final AtomicInteger turn = new AtomicInteger();
 
@@ -43,6 +53,71 @@ public final class ShardedPool extends AbstractWorkerPool {
     this.name = name;
     this.shards = shards;
     this.placement = placement;
+    this.admissions = new Admission[shards.length];
+    for (int i = 0; i < shards.length; i++) {
+      admissions[i] = shards[i].admission;
+    }
+    if (shards.length > 1) {
+      Admission.Siblings siblings = new SiblingSeats();
+      for (Admission a : admissions) {
+        a.siblings = siblings; // before this pool is published: final-field freeze covers it
+      }
+    }
+  }
+
+  /**
+   * Moves waiters between shards (guarantee 14): a seat freed in a shard whose own line is empty
+   * serves the head of a sibling's line, and an entry that joins a line is taken at once by a
+   * sibling with a free seat. Each side publishes, then checks (see {@link Admission.Siblings}).
+   *
+   * <p>A shard takes a sibling's waiter only while it has a worker at hand (a live worker that
+   * holds no seat: idle, spinning, or the one that just gave its seat back), so a moved entry never
+   * needs a thread start: a shard whose thread factory fails never strands a waiter that its own
+   * shard's worker would have run (guarantee 11). A seat is freed by a worker that finished its
+   * task, so there is one at hand when it matters.
+   */
+  private final class SiblingSeats implements Admission.Siblings {
+    @Override
+    public void seatFreed(Admission shard) {
+      int me = indexOf(shard);
+      int n = shards.length;
+      int start = Math.floorMod(turn.get(), n); // spread which sibling is served first
+      for (int i = 0; i < n; i++) {
+        int other = (start + i) % n;
+        if (other != me) {
+          while (workerAtHand(me) && shard.serveFrom(admissions[other])) {
+            // one entry per seat, while seats, workers at hand and waiters last
+          }
+        }
+      }
+    }
+
+    @Override
+    public void joined(Admission shard) {
+      int n = shards.length;
+      int start = Math.floorMod(turn.get(), n);
+      for (int i = 0; i < n && shard.line.size() > 0; i++) {
+        int other = (start + i) % n;
+        if (admissions[other] != shard) {
+          while (workerAtHand(other) && admissions[other].serveFrom(shard)) {
+            // one entry per seat, while seats, workers at hand and waiters last
+          }
+        }
+      }
+    }
+
+    private boolean workerAtHand(int shard) {
+      return shards[shard].workers() > admissions[shard].state.seats();
+    }
+
+    private int indexOf(Admission shard) {
+      for (int i = 0; i < admissions.length; i++) {
+        if (admissions[i] == shard) {
+          return i;
+        }
+      }
+      throw new IllegalStateException("not a shard of " + name);
+    }
   }
 
   /**
@@ -152,10 +227,39 @@ public final class ShardedPool extends AbstractWorkerPool {
     return shards[0].closed();
   }
 
+  /**
+   * A lane counted in one shard (chosen by placement), that takes its seat in whichever shard has
+   * one free each time it activates: it is rejected only when every shard is full.
+   */
   @Override
   public SerialExecutor newSerialExecutor() {
-    return shards[pick()].newSerialExecutor();
+    BoundedPool home = shards[pick()];
+    return shards.length == 1 ? home.newSerialExecutor() : new SerialLane(this, home.admission,
+        laneShards);
   }
+
+  /** What a lane sees of the shards. */
+  private final SerialLane.Shards laneShards = new SerialLane.Shards() {
+    @Override
+    public Admission[] admissions() {
+      return admissions;
+    }
+
+    @Override
+    public int first() {
+      return pick();
+    }
+
+    @Override
+    public boolean hasWaiters() {
+      for (Admission a : admissions) {
+        if (a.line.size() > 0) {
+          return true;
+        }
+      }
+      return false;
+    }
+  };
 
   @Override
   public String name() {

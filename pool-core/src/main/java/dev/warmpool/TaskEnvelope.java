@@ -92,7 +92,12 @@ class TaskEnvelope implements TaskHandle {
     }
   };
 
-  final Owner owner;
+  /**
+   * Whose handle this is: the pool (or lane) whose counts a withdrawal moves. Changes only when a
+   * sharded pool moves a waiting entry to a sibling shard ({@link WaitingLine#pollFor}), under the
+   * line's lock and before the entry leaves WAITING, so whoever reads QUEUED reads the new owner.
+   */
+  Owner owner;
   final TaskKind kind;
   final Object arg;
   /** The caller blocked in {@code execute} on this envelope, or null for a task waiting alone. */

@@ -74,6 +74,25 @@ final class WaitingLine {
     }
   }
 
+  /**
+   * Takes the head entry for a sibling shard that has a seat for it: like {@link #poll}, with its
+   * owner set to {@code taker} before it leaves WAITING (which publishes the owner).
+   */
+  TaskEnvelope pollFor(TaskEnvelope.Owner taker) {
+    lock.lock();
+    try {
+      TaskEnvelope e = head;
+      if (e != null) {
+        unlink(e);
+        e.owner = taker;
+        e.state = TaskEnvelope.QUEUED;
+      }
+      return e;
+    } finally {
+      lock.unlock();
+    }
+  }
+
   /** Removes a waiting entry; false if it already got a seat or left the line. */
   boolean cancel(TaskEnvelope e) {
     lock.lock();
