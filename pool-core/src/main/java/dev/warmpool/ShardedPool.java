@@ -180,9 +180,10 @@ public final class ShardedPool extends AbstractWorkerPool {
   @Override
   TaskHandle enqueue(TaskKind kind, Object arg, Mode mode, long maxWaitNanos) {
     int first = pick();
-    if (shards.length > 1 && mode != Mode.ADMITTED) {
+    if (shards.length > 1) {
       // Every shard is offered the task before it waits or is rejected in the first one: a free
-      // seat anywhere takes it (guarantee 14), as the probe does for execute.
+      // seat anywhere takes it (guarantee 14), as the probe does for execute. Admitted work too (a
+      // due timer): it waits in the first one's line only if no running shard has a free seat.
       for (int i = 0; i < shards.length; i++) {
         TaskHandle h = shards[(first + i) % shards.length].tryEnqueue(kind, arg);
         if (h != null) {

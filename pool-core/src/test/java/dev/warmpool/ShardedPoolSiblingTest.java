@@ -203,4 +203,24 @@ class ShardedPoolSiblingTest {
     byShard[1].open();
     assertExactPerShard(pool);
   }
+
+  /**
+   * A due timer is admitted work: it too takes a free seat in any shard before it waits in one
+   * shard's line, also when that shard never started a worker (no worker at hand to move it).
+   */
+  @Test
+  void guarantee14_aShardedPoolsDueTimerTakesAFreeSeatInAnyShard() throws Exception {
+    ShardedPool pool = sharded("timer", false, null);
+    Gate busy = fixture.gate();
+    int busyShard = shardOf(pool, occupy(pool, busy)); // round robin turn 0: shard 0
+    assertThat(busyShard).isZero();
+    pool.newSerialExecutor(); // turn 1: starts nothing, so shard 1 stays cold
+    CountDownLatch ran = new CountDownLatch(1);
+    pool.schedule(ran::countDown, 0, TimeUnit.MILLISECONDS); // due at turn 2: shard 0 first
+    assertThat(ran.await(SOON_MS, TimeUnit.MILLISECONDS))
+        .as("the due timer ran in the free shard (%s)", ShardPlacementStressTest.shards(pool))
+        .isTrue();
+    busy.open();
+    assertExactPerShard(pool);
+  }
 }
