@@ -3,8 +3,8 @@ package dev.warmpool.samples;
 import java.util.Map;
 import org.slf4j.MDC;
 
-// The README's MDC recipe, verbatim between the tags (ReadmeRecipesTest checks that it is).
-// tag::mdc-decorator[]
+// pool-core/README.md's MDC recipe (ReadmeSnippetsTest keeps the two equal; ReadmeRecipesTest runs it).
+// snippet:mdc-decorator
 /** A task decorator: the task runs with its submitter's MDC; the worker's own MDC is put back after. */
 final class Mdc {
   private Mdc() {}
@@ -30,4 +30,4 @@ final class Mdc {
     }
   }
 }
-// end::mdc-decorator[]
+// end:mdc-decorator

@@ -14,9 +14,6 @@ import io.micrometer.context.ContextSnapshotFactory;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -25,8 +22,6 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.slf4j.MDC;
@@ -35,10 +30,11 @@ import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 
 /**
- * Runs the README's recipes (line deadlines, the task decorator with MDC and with Micrometer
+ * Runs the READMEs' recipes (line deadlines, the task decorator with MDC and with Micrometer
  * context-propagation, metrics for the pools {@code PoolSchedulers.factory(..)} makes). The code
- * between {@code tag::}/{@code end::} markers here and in {@link Mdc} is what the README shows;
- * {@link #theReadmeShowsTheseRecipesVerbatim()} fails if the two drift apart.
+ * between {@code // snippet:NAME} and {@code // end:NAME} here and in {@link Mdc} is what
+ * pool-core/README.md and pool-micrometer/README.md show; {@code ReadmeSnippetsTest} fails if they
+ * drift apart.
  */
 class ReadmeRecipesTest {
   private static final Duration WAIT = Duration.ofSeconds(10);
@@ -78,18 +74,18 @@ class ReadmeRecipesTest {
 
   @Test
   void lineDeadlines() throws Exception {
-    // tag::deadlines[]
+    // snippet:deadlines
     WorkerPool pool = WorkerPool.builder().name("api").capacity(8)
         .maxWaitInLine(Duration.ofMillis(200))     // no entry waits longer than this for a seat
         .build();
-    // end::deadlines[]
+    // end:deadlines
     track(pool);
     CountDownLatch release = occupy(pool, 8);
     Runnable renderReport = () -> { };
 
-    // tag::deadlines-enqueue[]
+    // snippet:deadlines-enqueue
     TaskHandle report = pool.enqueue(renderReport, Duration.ofSeconds(1)); // this task's own deadline
-    // end::deadlines-enqueue[]
+    // end:deadlines-enqueue
     TaskHandle quick = pool.enqueue(() -> { });
     Future<String> submitted = pool.submit(() -> "never");
     long t0 = System.nanoTime();
@@ -125,11 +121,11 @@ class ReadmeRecipesTest {
 
   @Test
   void mdcRecipeCarriesTheSubmittersMdcToEveryDoor() throws Exception {
-    // tag::mdc-pool[]
+    // snippet:mdc-pool
     WorkerPool pool = WorkerPool.builder().name("io").capacity(64)
         .taskDecorator(Mdc::withMdc)
         .build();
-    // end::mdc-pool[]
+    // end:mdc-pool
     track(pool);
     assertThat(MDC.getMDCAdapter().getClass().getName()).as("a real MDC (logback)")
         .startsWith("ch.qos.logback");
@@ -185,12 +181,12 @@ class ReadmeRecipesTest {
     ContextRegistry.getInstance()
         .registerThreadLocalAccessor(TENANT_KEY, TENANT::get, TENANT::set, TENANT::remove);
     try {
-      // tag::context-propagation[]
+      // snippet:context-propagation
       ContextSnapshotFactory snapshots = ContextSnapshotFactory.builder().clearMissing(true).build();
       WorkerPool pool = WorkerPool.builder().name("io").capacity(64)
           .taskDecorator(task -> snapshots.captureAll().wrap(task))
           .build();
-      // end::context-propagation[]
+      // end:context-propagation
       track(pool);
 
       TENANT.set("acme");
@@ -218,15 +214,28 @@ class ReadmeRecipesTest {
     }
   }
 
+  // ---- metrics -----------------------------------------------------------------------------------
+
+  @Test
+  void metricsBinderChartsAPool() {
+    MeterRegistry registry = new SimpleMeterRegistry();
+    WorkerPool pool = track(WorkerPool.builder().name("io").capacity(4).build());
+    // snippet:bind-metrics
+    new WorkerPoolMetrics(pool, Tags.of("app", "shop")).bindTo(registry);   // dev.warmpool.micrometer
+    // end:bind-metrics
+    assertThat(registry.get("executor.pool.max").tags("name", "io", "app", "shop").gauge().value())
+        .isEqualTo(4);
+  }
+
   // ---- metrics for the pools PoolSchedulers.factory(..) makes ----------------------------------
 
   @Test
   void factoryCallbackBindsMetricsToEveryPoolItMakes() {
     MeterRegistry registry = new SimpleMeterRegistry();
-    // tag::factory-metrics[]
+    // snippet:factory-metrics
     Schedulers.setFactory(PoolSchedulers.factory(
         pool -> new WorkerPoolMetrics(pool, Tags.of("app", "shop")).bindTo(registry)));
-    // end::factory-metrics[]
+    // end:factory-metrics
     assertThat(Mono.fromCallable(() -> 1).subscribeOn(Schedulers.boundedElastic()).block(WAIT))
         .isEqualTo(1);
     Scheduler reports = Schedulers.newBoundedElastic(4, 100, "reports");
@@ -240,38 +249,5 @@ class ReadmeRecipesTest {
     } finally {
       reports.dispose();
     }
-  }
-
-  // ---- the README shows exactly this code ------------------------------------------------------
-
-  private static final Pattern REGION = Pattern.compile(
-      "// tag::([\\w-]+)\\[\\]\\n(.*?)\\n\\s*// end::\\1\\[\\]", Pattern.DOTALL);
-
-  @Test
-  void theReadmeShowsTheseRecipesVerbatim() throws IOException {
-    String readme = Files.readString(Path.of("..", "README.md"));
-    List<String> names = new ArrayList<>();
-    for (String source : List.of("ReadmeRecipesTest.java", "Mdc.java")) {
-      Matcher m = REGION.matcher(Files.readString(
-          Path.of("src", "test", "java", "dev", "warmpool", "samples", source)));
-      while (m.find()) {
-        names.add(m.group(1));
-        assertThat(readme).as("README shows region %s of %s", m.group(1), source)
-            .contains(dedent(m.group(2)));
-      }
-    }
-    assertThat(names).contains("deadlines", "deadlines-enqueue", "mdc-decorator", "mdc-pool",
-        "context-propagation", "factory-metrics");
-  }
-
-  private static String dedent(String block) {
-    List<String> lines = block.lines().toList();
-    int indent = lines.stream().filter(l -> !l.isBlank())
-        .mapToInt(l -> l.length() - l.stripLeading().length()).min().orElse(0);
-    StringBuilder out = new StringBuilder();
-    for (String line : lines) {
-      out.append(line.isBlank() ? "" : line.substring(indent)).append('\n');
-    }
-    return out.toString().stripTrailing();
   }
 }
