@@ -285,7 +285,11 @@ internal class PoolDispatcher private constructor(
      */
     private fun watchTermination() {
         if (watching.get() || !watching.compareAndSet(false, true)) return
-        pool.whenTerminated().thenRun {
+        // A view watches the root, which terminates only after its subpools (core's rule), not its own
+        // subpool: a parent keeps a subpool whose termination someone waits for until it terminates,
+        // and a view, which nobody closes, would then live as long as the root (views made per call).
+        val watched = if (pool === root) pool else root
+        watched.whenTerminated().thenRun {
             watching.set(false)
             sweepHandedBack()
         }
