@@ -284,25 +284,31 @@ internal class PoolDispatcher private constructor(
      * unit is made, so a unit queued in a generation is swept when that generation terminates.
      */
     private fun watchTermination() {
+        // A view's subpool terminates before its root pool (core's rule), so the family's dispatcher,
+        // which watches the root, sweeps the views' units too. A view registers nothing of its own: a
+        // hook on the root would keep every view made per call for the root's life, and asking its own
+        // subpool for its termination makes core keep that subpool until it terminates, which a view,
+        // never closed, does only with the root.
+        if (family !== this) {
+            family.watchTermination()
+            return
+        }
         if (watching.get() || !watching.compareAndSet(false, true)) return
-        // A view watches the root, which terminates only after its subpools (core's rule), not its own
-        // subpool: a parent keeps a subpool whose termination someone waits for until it terminates,
-        // and a view, which nobody closes, would then live as long as the root (views made per call).
-        val watched = if (pool === root) pool else root
-        watched.whenTerminated().thenRun {
+        pool.whenTerminated().thenRun {
             watching.set(false)
             sweepHandedBack()
         }
     }
 
     /**
-     * The pool terminated: a unit of this dispatcher whose block is still waiting was handed back by
+     * The pool terminated: a unit of this family whose block is still waiting was handed back by
      * `shutdownNow` (a graceful shutdown runs every block in line before it terminates). Refuses it, so
      * the coroutine completes (see the class notes).
      */
     private fun sweepHandedBack() {
         for (unit in units.values) {
-            if (unit.owner === this) unit.handedBack(::handedBackCause)
+            val owner = unit.owner
+            unit.handedBack(owner::handedBackCause)
         }
     }
 
