@@ -222,7 +222,7 @@ final class Admission implements TaskEnvelope.Owner {
     switch (line.offer(e, admitted ? Integer.MAX_VALUE : maxWaiting, admitted)) {
       case FULL -> {
         accounting.rejected();
-        throw new PoolOverloadedException(seatsTaken() + " and the waiting line is full"
+        throw new PoolOverloadedException(name, seatsTaken() + " and the waiting line is full"
             + " (maxWaiting " + maxWaiting + ")");
       }
       case REFUSED -> throw closed();
@@ -265,7 +265,7 @@ final class Admission implements TaskEnvelope.Owner {
     /** The rejection its task or caller hears: how long it waited, and why. */
     PoolOverloadedException failure() {
       long waited = System.nanoTime() - joined;
-      return new PoolOverloadedException(description + " is overloaded: the task waited "
+      return new PoolOverloadedException(name, description + " is overloaded: the task waited "
           + TimeUnit.NANOSECONDS.toMillis(waited) + " ms in line, past its deadline of "
           + AbstractWorkerPool.formatDuration(Duration.ofNanos(limit))
           + " (capacity " + capacity + ", waiting " + line.size() + ")");
@@ -609,7 +609,7 @@ final class Admission implements TaskEnvelope.Owner {
 
   PoolOverloadedException overloaded() {
     accounting.rejected();
-    return new PoolOverloadedException(seatsTaken());
+    return new PoolOverloadedException(name, seatsTaken());
   }
 
   /** The overload message's common part: the pool, its capacity and the tasks running. */
@@ -621,7 +621,7 @@ final class Admission implements TaskEnvelope.Owner {
   /** A subpool's seated task that its full parent refused. */
   PoolOverloadedException parentFull(Admission parentAdmission) {
     accounting.rejected();
-    return new PoolOverloadedException(description + " is overloaded: its parent "
+    return new PoolOverloadedException(name, description + " is overloaded: its parent "
         + parentAdmission.description + " has every seat taken (capacity "
         + parentAdmission.capacity + ")");
   }
@@ -641,7 +641,7 @@ final class Admission implements TaskEnvelope.Owner {
 
   PoolClosedException closed() {
     accounting.rejected();
-    return new PoolClosedException(description + " is shut down");
+    return new PoolClosedException(name, description + " is shut down");
   }
 
   /** Throws {@link PoolClosedException} if the pool is shut down. */
