@@ -10,14 +10,25 @@ import java.util.function.UnaryOperator;
  * {@code shutdownNow()} as the original. It passes on what the original wants to hear: a failure
  * (if the original is a {@link FailureAware}) and a timer's cancellation (a
  * {@link CancellationAware}).
+ *
+ * <p>While the pool (or an ancestor) has a {@link WorkerPool.TaskTimer}, every task is made one of
+ * these at its door, decorated or not: it is stamped as accepted there, on the submitting thread,
+ * and its run tells the pool how long it waited (run queue and line) and ran. The stamp rides in
+ * this object because a plain task travels as itself and has no other place for it.
  */
 final class DecoratedTask implements FailureAware, CancellationAware {
   final Runnable original;
   private final Runnable decorated;
+  /** The pool whose timers hear of the run, or null: untimed. */
+  private final AbstractWorkerPool timedBy;
+  /** When it was accepted (System.nanoTime), for a timed task. */
+  private final long acceptedAt;
 
-  private DecoratedTask(Runnable original, Runnable decorated) {
+  private DecoratedTask(Runnable original, Runnable decorated, AbstractWorkerPool timedBy) {
     this.original = original;
     this.decorated = decorated;
+    this.timedBy = timedBy;
+    this.acceptedAt = timedBy == null ? 0L : System.nanoTime();
   }
 
   /**
@@ -25,8 +36,17 @@ final class DecoratedTask implements FailureAware, CancellationAware {
    * throws or returns null rejects the task at its call; it was not accepted.
    */
   static Runnable decorate(UnaryOperator<Runnable> decorator, Runnable task, String pool) {
+    return decorate(decorator, task, pool, null);
+  }
+
+  /**
+   * Like {@link #decorate(UnaryOperator, Runnable, String)}; with {@code timedBy}, the task is also
+   * stamped as accepted now and its run is timed for that pool's task timers.
+   */
+  static Runnable decorate(UnaryOperator<Runnable> decorator, Runnable task, String pool,
+      AbstractWorkerPool timedBy) {
     if (decorator == null) {
-      return task;
+      return timedBy == null ? task : new DecoratedTask(task, task, timedBy);
     }
     Runnable made;
     try {
@@ -39,7 +59,7 @@ final class DecoratedTask implements FailureAware, CancellationAware {
       throw new RejectedExecutionException("the task decorator of " + pool + " returned null; the"
           + " task was not accepted");
     }
-    return made == task ? task : new DecoratedTask(task, made);
+    return made == task && timedBy == null ? task : new DecoratedTask(task, made, timedBy);
   }
 
   /** A callable's decorated form: the decorator wraps the call, which keeps its result. */
@@ -63,7 +83,17 @@ final class DecoratedTask implements FailureAware, CancellationAware {
 
   @Override
   public void run() {
-    decorated.run();
+    AbstractWorkerPool pool = timedBy;
+    if (pool == null) {
+      decorated.run();
+      return;
+    }
+    long start = System.nanoTime();
+    try {
+      decorated.run();
+    } finally { // a task that throws is timed too, as Micrometer's TimedRunnable does
+      pool.taskRan(start - acceptedAt, System.nanoTime() - start);
+    }
   }
 
   @Override

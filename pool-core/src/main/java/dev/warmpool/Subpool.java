@@ -376,6 +376,11 @@ final class Subpool extends AbstractWorkerPool {
   }
 
   @Override
+  AbstractWorkerPool timingParent() {
+    return parent;
+  }
+
+  @Override
   public String name() {
     return admission.name;
   }
