@@ -52,9 +52,68 @@ abstract class AbstractWorkerPool extends AbstractExecutorService implements Wor
     this.decorator = decorator;
   }
 
+  /**
+   * The task timer set by {@link #setTaskTimer}, or null. Read once per submission (the one cost
+   * when none is set) and once per timed run.
+   */
+  private volatile TaskTimer taskTimer;
+
   /** The task as the decorator makes it, on the submitting thread; see {@link DecoratedTask}. */
   final Runnable decorate(Runnable task) {
-    return decorator == null ? task : DecoratedTask.decorate(decorator, task, "pool '" + name() + "'");
+    return decorate(task, timed());
+  }
+
+  /**
+   * The task as the decorator makes it; {@code timed}: also stamped now, as accepted, for the task
+   * timers (a timer's task is not: its run is timed by its {@link DelayedTask}, from when it is due).
+   */
+  final Runnable decorate(Runnable task, boolean timed) {
+    return decorator == null && !timed ? task
+        : DecoratedTask.decorate(decorator, task, "pool '" + name() + "'", timed ? this : null);
+  }
+
+  @Override
+  public final void setTaskTimer(TaskTimer timer) {
+    this.taskTimer = timer;
+  }
+
+  @Override
+  public final TaskTimer taskTimer() {
+    return taskTimer;
+  }
+
+  /** The pool whose timer also times this pool's tasks (a subpool's parent), or null. */
+  AbstractWorkerPool timingParent() {
+    return null;
+  }
+
+  /** Whether this pool or an ancestor has a task timer. */
+  final boolean timed() {
+    for (AbstractWorkerPool p = this; p != null; p = p.timingParent()) {
+      if (p.taskTimer != null) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * One task of this pool ran: tells this pool's timer and its ancestors' (a subpool's task counts
+   * in its parent too, as its counters do). A timer that throws is not the task's failure: it goes
+   * to the thread's uncaught-exception handler and the others still hear.
+   */
+  final void taskRan(long waitNanos, long runNanos) {
+    for (AbstractWorkerPool p = this; p != null; p = p.timingParent()) {
+      TaskTimer t = p.taskTimer;
+      if (t != null) {
+        try {
+          t.taskRan(waitNanos, runNanos);
+        } catch (Throwable e) {
+          Thread self = Thread.currentThread();
+          self.getUncaughtExceptionHandler().uncaughtException(self, e);
+        }
+      }
+    }
   }
 
   /**
@@ -251,7 +310,7 @@ abstract class AbstractWorkerPool extends AbstractExecutorService implements Wor
   public ScheduledFuture<?> schedule(Runnable task, long delay, TimeUnit unit) {
     requireTask(task);
     Objects.requireNonNull(unit, "unit must not be null");
-    return startTimer(new DelayedTask<Void>(decorate(task), 0, runWhenDue, timers, null),
+    return startTimer(new DelayedTask<Void>(decorate(task, false), 0, runWhenDue, timers, null),
         unit.toNanos(delay));
   }
 
@@ -279,13 +338,14 @@ abstract class AbstractWorkerPool extends AbstractExecutorService implements Wor
   private ScheduledFuture<?> schedulePeriodic(Runnable task, long initialDelay, long period,
       TimeUnit unit, String what, int sign) {
     long signedPeriod = DelayedTask.checkPeriodic(task, period, unit, what, sign);
-    return startTimer(new DelayedTask<Void>(decorate(task), signedPeriod, runWhenDue, timers, null),
-        unit.toNanos(initialDelay));
+    return startTimer(new DelayedTask<Void>(decorate(task, false), signedPeriod, runWhenDue, timers,
+        null), unit.toNanos(initialDelay));
   }
 
   /** Starts a timer of this pool, or refuses it if the pool is shut down (also if that raced us). */
   private <V> DelayedTask<V> startTimer(DelayedTask<V> task, long delayNanos) {
     checkOpen();
+    task.timedBy = this;
     DelayedTask<V> started = task.start(delayNanos);
     if (started == null) {
       throw closed();

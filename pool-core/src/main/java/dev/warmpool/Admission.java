@@ -243,7 +243,7 @@ final class Admission implements TaskEnvelope.Owner {
     switch (line.offer(e, admitted ? Integer.MAX_VALUE : maxWaiting, admitted)) {
       case FULL -> {
         accounting.rejected();
-        throw new PoolOverloadedException(description + " is full: " + occupancy()
+        throw new PoolOverloadedException(name, description + " is full: " + occupancy()
             + " (the waiting line is full)");
       }
       case REFUSED -> throw closed();
@@ -289,7 +289,7 @@ final class Admission implements TaskEnvelope.Owner {
     /** The rejection its task or caller hears: how long it waited, and why. */
     PoolOverloadedException failure() {
       long waited = System.nanoTime() - joined;
-      return new PoolOverloadedException(description + " is overloaded: the task waited "
+      return new PoolOverloadedException(name, description + " is overloaded: the task waited "
           + TimeUnit.NANOSECONDS.toMillis(waited) + " ms in line, past its deadline of "
           + AbstractWorkerPool.formatDuration(Duration.ofNanos(limit)) + "; " + occupancy());
     }
@@ -701,7 +701,7 @@ final class Admission implements TaskEnvelope.Owner {
 
   PoolOverloadedException overloaded() {
     accounting.rejected();
-    return new PoolOverloadedException(description + " is full: " + occupancy());
+    return new PoolOverloadedException(name, description + " is full: " + occupancy());
   }
 
   /**
@@ -720,7 +720,7 @@ final class Admission implements TaskEnvelope.Owner {
   /** A subpool's seated task that its full parent refused. */
   PoolOverloadedException parentFull(Admission parentAdmission) {
     accounting.rejected();
-    return new PoolOverloadedException(description + " is full: its parent "
+    return new PoolOverloadedException(name, description + " is full: its parent "
         + parentAdmission.description + " has " + parentAdmission.occupancy());
   }
 
@@ -739,7 +739,7 @@ final class Admission implements TaskEnvelope.Owner {
 
   PoolClosedException closed() {
     accounting.rejected();
-    return new PoolClosedException(description + " is shut down");
+    return new PoolClosedException(name, description + " is shut down");
   }
 
   /** Throws {@link PoolClosedException} if the pool is shut down. */

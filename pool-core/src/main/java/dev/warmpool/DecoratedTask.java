@@ -17,6 +17,11 @@ import java.util.function.UnaryOperator;
  * gets the decoration of its first submission back, and the decorator is not called on the pool
  * thread. A decoration made there would capture what the run left in the thread's context, not the
  * user's. So adapters need no door of their own: they hand the task they were given to core.
+ *
+ * <p>While the pool (or an ancestor) has a {@link WorkerPool.TaskTimer}, every task is made one of
+ * these at its door, decorated or not: it is stamped as accepted there, on the submitting thread,
+ * and its run tells the pool how long it waited (run queue and line) and ran. The stamp rides in
+ * this object because a plain task travels as itself and has no other place for it.
  */
 final class DecoratedTask implements FailureAware, CancellationAware {
   /**
@@ -27,13 +32,20 @@ final class DecoratedTask implements FailureAware, CancellationAware {
 
   final Runnable original;
   private final Runnable decorated;
-  /** The decorator that made it: only a door with the same one may take it back for a re-arm. */
+  /** The decorator that made it, or null: only a door with the same one may take it back for a re-arm. */
   private final UnaryOperator<Runnable> decorator;
+  /** The pool whose timers hear of the run, or null: untimed. */
+  private final AbstractWorkerPool timedBy;
+  /** When it was accepted (System.nanoTime), for a timed task. */
+  private final long acceptedAt;
 
-  private DecoratedTask(Runnable original, Runnable decorated, UnaryOperator<Runnable> decorator) {
+  private DecoratedTask(Runnable original, Runnable decorated, UnaryOperator<Runnable> decorator,
+      AbstractWorkerPool timedBy) {
     this.original = original;
     this.decorated = decorated;
     this.decorator = decorator;
+    this.timedBy = timedBy;
+    this.acceptedAt = timedBy == null ? 0L : System.nanoTime();
   }
 
   /**
@@ -43,8 +55,17 @@ final class DecoratedTask implements FailureAware, CancellationAware {
    * rejects the task at its call; it was not accepted.
    */
   static Runnable decorate(UnaryOperator<Runnable> decorator, Runnable task, String pool) {
+    return decorate(decorator, task, pool, null);
+  }
+
+  /**
+   * Like {@link #decorate(UnaryOperator, Runnable, String)}; with {@code timedBy}, the task is also
+   * stamped as accepted now and its run is timed for that pool's task timers.
+   */
+  static Runnable decorate(UnaryOperator<Runnable> decorator, Runnable task, String pool,
+      AbstractWorkerPool timedBy) {
     if (decorator == null) {
-      return task;
+      return timedBy == null ? task : new DecoratedTask(task, task, null, timedBy);
     }
     DecoratedTask running = RUNNING.get();
     if (running != null && running.original == task && running.decorator == decorator) {
@@ -62,7 +83,7 @@ final class DecoratedTask implements FailureAware, CancellationAware {
           + " task was not accepted");
     }
     // Wrapped even if the decorator returned the task itself: a re-arm must find its run.
-    return new DecoratedTask(task, made, decorator);
+    return new DecoratedTask(task, made, decorator, timedBy);
   }
 
   /** A callable's decorated form: the decorator wraps the call, which keeps its result. */
@@ -87,12 +108,23 @@ final class DecoratedTask implements FailureAware, CancellationAware {
   /** Runs the decorated form, marked as this thread's run in progress for a re-arm to find. */
   @Override
   public void run() {
-    DecoratedTask outer = RUNNING.get(); // a task may run another inline (a caller-runs policy)
-    RUNNING.set(this);
+    AbstractWorkerPool pool = timedBy;
+    long start = pool == null ? 0L : System.nanoTime();
+    // Only a decorated task marks its run (an undecorated pool pays nothing for re-arms); a task may
+    // run another inline (a caller-runs policy), hence the outer one restored.
+    DecoratedTask outer = decorator == null ? null : RUNNING.get();
+    if (decorator != null) {
+      RUNNING.set(this);
+    }
     try {
       decorated.run();
     } finally {
-      RUNNING.set(outer);
+      if (decorator != null) {
+        RUNNING.set(outer);
+      }
+      if (pool != null) { // a task that throws is timed too, as Micrometer's TimedRunnable does
+        pool.taskRan(start - acceptedAt, System.nanoTime() - start);
+      }
     }
   }
 

@@ -67,6 +67,13 @@ final class DelayedTask<V> extends FutureTask<V>
   private FailureAware reporter;
   /** The runnable as scheduled (for a hand-back), or null for a callable. */
   private Runnable runnable;
+  /** The pool whose task timers hear of each run (set before the timer starts). */
+  AbstractWorkerPool timedBy;
+  /**
+   * When the current run became due and was handed on (System.nanoTime): a timer is accepted work
+   * from then, so its wait is measured from there, not from the schedule call.
+   */
+  private volatile long dueAt;
 
   private final class Entry extends SharedTimer.Task {
     @Override
@@ -170,6 +177,7 @@ final class DelayedTask<V> extends FutureTask<V>
   /** On the timer thread: the task is due; hands it on, and binds its handle there. */
   private void handToOwner() {
     TaskHandle h;
+    dueAt = System.nanoTime(); // before the hand-off: the run may start at once
     try {
       h = onDue.apply(this);
     } catch (RuntimeException terminated) { // the pool terminated before the task came due
@@ -213,6 +221,20 @@ final class DelayedTask<V> extends FutureTask<V>
    */
   @Override
   public void run() {
+    AbstractWorkerPool pool = timedBy;
+    if (pool == null || !pool.timed()) {
+      runOnce();
+      return;
+    }
+    long start = System.nanoTime();
+    try {
+      runOnce();
+    } finally {
+      pool.taskRan(start - dueAt, System.nanoTime() - start);
+    }
+  }
+
+  private void runOnce() {
     if (period == 0) {
       super.run();
       finish();

@@ -4,6 +4,7 @@ import java.util.IdentityHashMap;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.RejectedExecutionException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Thrown at the submitting call when a pool cannot take a task because every seat is taken: in
@@ -18,14 +19,34 @@ import java.util.concurrent.RejectedExecutionException;
  *
  * <p>Adapters deliver it wrapped (Reactor wraps a rejection in a {@code RejectedExecutionException}
  * or {@code Exceptions.propagate}); {@link #findIn(Throwable)} finds it in one call, for example to
- * answer 503 in a web handler.
+ * answer 503 in a web handler; {@link #poolName()} says which pool (or subpool) refused.
  */
 public class PoolOverloadedException extends RejectedExecutionException {
   private static final long serialVersionUID = 1L;
 
-  /** Creates the exception with the given message. */
+  private final @Nullable String poolName;
+
+  /** Creates the exception with the given message and no pool name. */
   public PoolOverloadedException(String message) {
+    this(null, message);
+  }
+
+  /**
+   * Creates the exception for the pool named {@code poolName} with the given message.
+   *
+   * @param poolName the name of the pool (or subpool) that refused, or null if not known
+   */
+  public PoolOverloadedException(@Nullable String poolName, String message) {
     super(message);
+    this.poolName = poolName;
+  }
+
+  /**
+   * The {@link WorkerPool#name() name} of the pool or subpool that refused the task; null when the
+   * exception was made without one (a sharded pool's shard is named {@code <name>-<i>}). Every rejection warmpool makes carries it.
+   */
+  public @Nullable String poolName() {
+    return poolName;
   }
 
   /**

@@ -500,7 +500,7 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
     Objects.requireNonNull(unit, "unit must not be null");
     checkOpen();
     // Not an admission: the task takes no thread until it is due, and is admitted work then.
-    return startTimer(new DelayedTask<Void>(pool.decorate(task), 0, enterWhenDue, pool.timers,
+    return startTimer(new DelayedTask<Void>(pool.decorate(task, false), 0, enterWhenDue, pool.timers,
         timers()),
         delay <= 0 ? 0 : unit.toNanos(delay));
   }
@@ -522,13 +522,14 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
       TimeUnit unit, String what, int sign) {
     long signedPeriod = DelayedTask.checkPeriodic(task, period, unit, what, sign);
     checkOpen();
-    return startTimer(new DelayedTask<Void>(pool.decorate(task), signedPeriod, enterWhenDue,
+    return startTimer(new DelayedTask<Void>(pool.decorate(task, false), signedPeriod, enterWhenDue,
         pool.timers, timers()),
         initialDelay <= 0 ? 0 : unit.toNanos(initialDelay));
   }
 
   /** Starts a timer of this lane, or refuses it if the lane or the pool closed (also if racing). */
   private DelayedTask<Void> startTimer(DelayedTask<Void> task, long delayNanos) {
+    task.timedBy = pool;
     DelayedTask<Void> started = task.start(delayNanos);
     if (started == null) {
       checkOpen();

@@ -384,6 +384,11 @@ final class Subpool extends AbstractWorkerPool {
   }
 
   @Override
+  AbstractWorkerPool timingParent() {
+    return parent;
+  }
+
+  @Override
   public String name() {
     return admission.name;
   }

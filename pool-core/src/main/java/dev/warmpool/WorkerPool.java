@@ -8,6 +8,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A bounded pool of worker threads that reuses the most recently released worker first and retires
@@ -106,6 +107,40 @@ public interface WorkerPool extends ScheduledExecutorService, AutoCloseable {
 
   /** A snapshot of the pool's gauges and counters. */
   PoolStats stats();
+
+  /**
+   * Installs the pool's one {@link TaskTimer} (replacing any), or removes it with null. From then on
+   * every task accepted at any door, {@code execute}, {@code enqueue}, {@code submit}, a serial
+   * lane's tasks, a due delayed or periodic run, and so every adapter's tasks, is timed when it runs:
+   * how long it waited from acceptance to its start (run queue and waiting line; for a delayed task,
+   * from when it was due) and how long it ran, a task that throws included. A subpool's tasks are
+   * also timed for its parent's timer. Tasks accepted before the call may go untimed. Without a
+   * timer the pool pays one null check per submission.
+   *
+   * @param timer the timer, or null to stop timing
+   */
+  void setTaskTimer(@Nullable TaskTimer timer);
+
+  /** The timer {@link #setTaskTimer} installed, or null. */
+  @Nullable TaskTimer taskTimer();
+
+  /**
+   * Hears how long each task of a pool waited and ran ({@link #setTaskTimer}); for example
+   * Micrometer's {@code executor} and {@code executor.idle} timers (warmpool-micrometer's
+   * {@code WorkerPoolMetrics}).
+   */
+  @FunctionalInterface
+  interface TaskTimer {
+    /**
+     * One task ran, on the worker that ran it, right after its run. It must be quick and not
+     * block; an exception it throws goes to the thread's uncaught-exception handler and does not
+     * count as the task's failure.
+     *
+     * @param waitNanos from acceptance to the start of the run
+     * @param runNanos how long the run took
+     */
+    void taskRan(long waitNanos, long runNanos);
+  }
 
   /**
    * Runs the task on a worker if a seat is free: a running or spinning worker takes it, else an idle

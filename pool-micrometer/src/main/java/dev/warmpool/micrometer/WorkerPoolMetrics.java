@@ -7,10 +7,13 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import java.util.Objects;
+import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 import java.util.function.ToDoubleFunction;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Binds a {@link WorkerPool}'s figures to a Micrometer {@link MeterRegistry}:
@@ -32,7 +35,18 @@ import java.util.function.ToDoubleFunction;
  *       <td>entries in the waiting line ({@code waiting})</td></tr>
  *   <tr><td>{@code executor.pool.size}</td><td>gauge</td><td>threads</td><td>live workers ({@code workers})</td></tr>
  *   <tr><td>{@code executor.pool.max}</td><td>gauge</td><td>threads</td><td>{@code capacity}</td></tr>
+ *   <tr><td>{@code executor}</td><td>timer</td><td>seconds</td>
+ *       <td>how long each task ran, a failing one included (as Micrometer's
+ *       {@code TimedExecutorService} names it)</td></tr>
+ *   <tr><td>{@code executor.idle}</td><td>timer</td><td>seconds</td>
+ *       <td>how long each task waited from acceptance to its start: run queue plus waiting line
+ *       (for a delayed or periodic run, from when it was due)</td></tr>
  * </table>
+ * The two timers hear every task of every door (plain tasks, serial lanes, delayed and periodic
+ * runs, and so every adapter's tasks) through {@link WorkerPool#setTaskTimer}; a subpool's tasks
+ * are timed for its parent as well. They cost two {@code System.nanoTime()} calls, a small wrapper
+ * per task and two timer updates (see the module README for the measured cost); turn them off with
+ * {@link #WorkerPoolMetrics(WorkerPool, Iterable, boolean)}.
  * warmpool's own figures, each as {@link PoolStats} defines it:
  * <table>
  *   <caption>warmpool meters</caption>
@@ -68,26 +82,45 @@ public final class WorkerPoolMetrics implements MeterBinder {
   private final WorkerPool pool;
   private final Tags tags;
   private final LongSupplier nanoClock;
+  private final boolean taskTimers;
 
   /**
-   * Meters for {@code pool}, tagged with its name and {@code tags}.
+   * Meters for {@code pool}, tagged with its name and {@code tags}, task timers included.
    *
    * @throws NullPointerException if {@code pool} or {@code tags} is null
    */
   public WorkerPoolMetrics(WorkerPool pool, Iterable<Tag> tags) {
-    this(pool, tags, System::nanoTime);
+    this(pool, tags, true);
+  }
+
+  /**
+   * Meters for {@code pool}, tagged with its name and {@code tags}; {@code taskTimers} false leaves
+   * out the {@code executor} and {@code executor.idle} timers (and their cost per task).
+   *
+   * @throws NullPointerException if {@code pool} or {@code tags} is null
+   */
+  public WorkerPoolMetrics(WorkerPool pool, Iterable<Tag> tags, boolean taskTimers) {
+    this(pool, tags, System::nanoTime, taskTimers);
   }
 
   /** For tests: the clock that decides when the shared snapshot is renewed. */
   WorkerPoolMetrics(WorkerPool pool, Iterable<Tag> tags, LongSupplier nanoClock) {
+    this(pool, tags, nanoClock, true);
+  }
+
+  private WorkerPoolMetrics(WorkerPool pool, Iterable<Tag> tags, LongSupplier nanoClock,
+      boolean taskTimers) {
     this.pool = Objects.requireNonNull(pool, "pool must not be null");
     this.tags = Tags.concat(Objects.requireNonNull(tags, "tags must not be null"), "name", pool.name());
     this.nanoClock = nanoClock;
+    this.taskTimers = taskTimers;
   }
 
   /**
    * Registers the meters listed above. Binding the same pool twice to one registry is harmless
-   * (Micrometer returns the meters already registered).
+   * (Micrometer returns the meters already registered, and a task is timed once per registry). The
+   * task timers are installed with {@link WorkerPool#setTaskTimer}, after any timer the pool already
+   * has (which keeps hearing).
    */
   @Override
   public void bindTo(MeterRegistry registry) {
@@ -118,6 +151,51 @@ public final class WorkerPoolMetrics implements MeterBinder {
     counter(registry, sampler, "warmpool.workers.stopped", "threads",
         "Workers stopped by shutdown, a shrinking resize or a failing failure handler",
         PoolStats::workersStopped);
+
+    if (taskTimers) {
+      Timer ran = Timer.builder("executor").tags(tags)
+          .description("How long each task ran").register(registry);
+      Timer waited = Timer.builder("executor.idle").tags(tags)
+          .description("How long each task waited from acceptance to its start: run queue and line")
+          .register(registry);
+      WorkerPool.TaskTimer present = pool.taskTimer();
+      if (!MeterTimers.records(present, ran)) {
+        pool.setTaskTimer(new MeterTimers(ran, waited, present));
+      }
+    }
+  }
+
+  /** Records a pool's task timings in one registry's two timers, then tells the timer before it. */
+  private static final class MeterTimers implements WorkerPool.TaskTimer {
+    private final Timer ran;
+    private final Timer waited;
+    private final WorkerPool.@Nullable TaskTimer next;
+
+    MeterTimers(Timer ran, Timer waited, WorkerPool.@Nullable TaskTimer next) {
+      this.ran = ran;
+      this.waited = waited;
+      this.next = next;
+    }
+
+    @Override
+    public void taskRan(long waitNanos, long runNanos) {
+      waited.record(waitNanos, TimeUnit.NANOSECONDS);
+      ran.record(runNanos, TimeUnit.NANOSECONDS);
+      if (next != null) {
+        next.taskRan(waitNanos, runNanos);
+      }
+    }
+
+    /** Whether {@code timer}'s chain already records into {@code ran} (a second binding). */
+    static boolean records(WorkerPool.@Nullable TaskTimer timer, Timer ran) {
+      while (timer instanceof MeterTimers m) {
+        if (m.ran == ran) {
+          return true;
+        }
+        timer = m.next;
+      }
+      return false;
+    }
   }
 
   private void gauge(MeterRegistry registry, StatsSampler sampler, String name, String unit,

@@ -109,7 +109,7 @@ class WorkerPoolMetricsTest {
     WorkerPool pool = WorkerPool.builder().name("metrics").capacity(1).build();
     new WorkerPoolMetrics(pool, Tags.of("app", "shop")).bindTo(registry);
 
-    assertThat(registry.getMeters()).hasSize(14).allSatisfy(m -> {
+    assertThat(registry.getMeters()).hasSize(16).allSatisfy(m -> { // 14 + the two task timers
       assertThat(m.getId().getTag("name")).isEqualTo("metrics");
       assertThat(m.getId().getTag("app")).isEqualTo("shop");
     });
@@ -122,6 +122,8 @@ class WorkerPoolMetricsTest {
     assertThat(registry.get("executor.pool.max").meter().getId().getBaseUnit()).isEqualTo("threads");
     assertThat(registry.get("warmpool.expired").meter().getId().getType()).isEqualTo(Meter.Type.COUNTER);
     assertThat(registry.get("warmpool.expired").meter().getId().getBaseUnit()).isEqualTo("tasks");
+    assertThat(registry.get("executor").meter().getId().getType()).isEqualTo(Meter.Type.TIMER);
+    assertThat(registry.get("executor.idle").meter().getId().getType()).isEqualTo(Meter.Type.TIMER);
     pool.shutdownNow();
   }
 

@@ -162,7 +162,7 @@ final class PoolScheduler extends Scheduler implements TaskParent {
   @Override
   public void cancelledByPool() {
     if (onRejected.reportsClosedTimers() && pool.isShutdown()) {
-      refused(new PoolClosedException("pool '" + pool.name()
+      refused(new PoolClosedException(pool.name(), "pool '" + pool.name()
           + "' shut down while a timer of this stream was pending"));
     }
   }

@@ -6,7 +6,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
-import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
+import org.springframework.boot.test.context.assertj.ApplicationContextAssertProvider;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 /** The context runner every test starts from, and the check for a start-up refused over a key. */
@@ -19,7 +19,7 @@ final class Runners {
   }
 
   /** The context failed to start, and the reason names {@code key} (and says what is wrong). */
-  static void assertRefused(AssertableApplicationContext context, String key) {
+  static void assertRefused(ApplicationContextAssertProvider<?> context, String key) {
     assertThat(context).hasFailed();
     Throwable root = context.getStartupFailure();
     while (root.getCause() != null) {
