@@ -131,7 +131,7 @@ class OverloadIs503Test {
     assertThat(JsonPath.<String>read(body, "$.title")).isEqualTo("Service Unavailable");
     assertThat(JsonPath.<String>read(body, "$.pool")).isEqualTo(pool);
     assertThat(JsonPath.<String>read(body, "$.instance")).isEqualTo(path);
-    assertThat(JsonPath.<String>read(body, "$.detail")).contains("'" + pool + "'");
+    assertThat(JsonPath.<String>read(body, "$.detail")).contains("pool \"" + pool + "\"");
   }
 
   /** The latches of the request that holds the seat; fresh for each test. */
