@@ -21,7 +21,7 @@ import kotlin.time.toJavaDuration
  * Every property starts at the core builder's default and is validated when it is set, with the
  * core's messages.
  *
- * @throws IllegalArgumentException if a value is out of range (capacity < 1, maxIdle <= 0,
+ * @throws IllegalArgumentException if a value is out of range (capacity < 1, maxIdle < 1 ms,
  *     maxWaiting < 0, maxWaitInLine <= 0)
  */
 public fun WorkerPool(configure: WorkerPoolBuilder.() -> Unit): WorkerPool =
@@ -45,7 +45,7 @@ public class WorkerPoolBuilder internal constructor() {
             field = value
         }
 
-    /** How long an idle worker is kept before it is retired; positive. Default: 60 s. */
+    /** How long an idle worker is kept before it is retired; at least 1 ms. Default: 60 s. */
     public var maxIdle: Duration = 60.seconds
         set(value) {
             builder.maxIdle(value.toJavaDuration())
