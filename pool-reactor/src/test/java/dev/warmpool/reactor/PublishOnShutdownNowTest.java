@@ -124,16 +124,7 @@ class PublishOnShutdownNowTest {
       throws InterruptedException {
     pool = WorkerPool.builder().name("publishon-handed-back").capacity(1).build();
     Scheduler s = PoolSchedulers.from(pool);
-    CountDownLatch blocking = new CountDownLatch(1);
-    pool.execute(() -> {
-      blocking.countDown();
-      try {
-        new CountDownLatch(1).await();
-      } catch (InterruptedException stopped) {
-        // shutdownNow
-      }
-    });
-    assertThat(blocking.await(10, TimeUnit.SECONDS)).isTrue();
+    occupyUntilShutdownNow(pool);
     CountDownLatch entered = new CountDownLatch(1);
 
     StepVerifier.create(twoHops(s, entered, new IllegalStateException("never thrown")), 0)
@@ -154,16 +145,7 @@ class PublishOnShutdownNowTest {
       throws InterruptedException {
     pool = WorkerPool.builder().name("subscribeon-handed-back").capacity(1).build();
     Scheduler s = PoolSchedulers.from(pool);
-    CountDownLatch blocking = new CountDownLatch(1);
-    pool.execute(() -> {
-      blocking.countDown();
-      try {
-        new CountDownLatch(1).await();
-      } catch (InterruptedException stopped) {
-        // shutdownNow
-      }
-    });
-    assertThat(blocking.await(10, TimeUnit.SECONDS)).isTrue();
+    occupyUntilShutdownNow(pool);
 
     StepVerifier.create(reactor.core.publisher.Mono.fromCallable(() -> "ran").subscribeOn(s))
         .then(() -> assertThat(pool.shutdownNow()).hasSize(1))
@@ -195,5 +177,19 @@ class PublishOnShutdownNowTest {
     } catch (InterruptedException e) {
       throw new AssertionError(e);
     }
+  }
+
+  /** Takes the pool's one seat with a task that waits until {@code shutdownNow()} interrupts it. */
+  private static void occupyUntilShutdownNow(WorkerPool pool) throws InterruptedException {
+    CountDownLatch blocking = new CountDownLatch(1);
+    pool.execute(() -> {
+      blocking.countDown();
+      try {
+        new CountDownLatch(1).await();
+      } catch (InterruptedException stopped) {
+        // shutdownNow
+      }
+    });
+    assertThat(blocking.await(10, TimeUnit.SECONDS)).isTrue();
   }
 }
