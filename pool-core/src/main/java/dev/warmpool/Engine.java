@@ -194,6 +194,8 @@ final class Engine {
   private volatile boolean holdingOff;
   /** How many times holding went off; for tests. */
   private volatile int holdOffs;
+  /** How many times the watch found tasks held (and published them); for tests. */
+  private volatile int watchFoundHeld;
   private final SharedTimer.Task holdResume = new SharedTimer.Task() {
     @Override
     void fire() {
@@ -292,9 +294,9 @@ final class Engine {
     if (me == null || me.engine != this || !me.inTask || holdingOff) {
       return false;
     }
-    if (me.held.add(kind, arg) && !holdWatchArmed.get() && holdWatchArmed.compareAndSet(false, true)) {
+    if (me.held.add(kind, arg, timer) && !holdWatchArmed.get() && holdWatchArmed.compareAndSet(false, true)) {
       try {
-        timer.schedule(holdWatch, System.nanoTime() + HOLD_WATCH_NANOS);
+        timer.scheduleIn(holdWatch, HOLD_WATCH_NANOS);
       } catch (Throwable noTimerThread) {
         // The timer could not start its thread (no native thread left): nothing will fire, so
         // nothing may stay held (ours, nor what others held meanwhile relying on this watch), and
@@ -322,10 +324,13 @@ final class Engine {
     // size), then reads the flag. Both are volatile, so one of us sees the other; with a plain size
     // both could miss (a store-load reorder, which x86 allows) and leave a task held unwatched.
     holdWatchArmed.set(false);
-    long stuckIfSince = System.nanoTime() - HOLD_WATCH_NANOS / 2;
+    long stuckIfSince = timer.now() - HOLD_WATCH_NANOS / 2;
     starter.forEachWorker(w -> {
       if (!holdingOff && w.held.heldSince(stuckIfSince)) {
         holdOff(); // before the publish: what the waiter does next must see holding off
+      }
+      if (!w.held.isEmpty()) {
+        watchFoundHeld++; // before the publish, so a test that sees the task run sees it counted
       }
       publishHeld(w, false);
     });
@@ -341,7 +346,7 @@ final class Engine {
     holdOffs++; // only the timer thread writes it
     holdingOff = true;
     try {
-      timer.schedule(holdResume, System.nanoTime() + HOLD_OFF_NANOS);
+      timer.scheduleIn(holdResume, HOLD_OFF_NANOS);
     } catch (Throwable noTimerThread) {
       // nothing would resume holding: it stays off, which is only the old, slower policy
     }
@@ -487,7 +492,7 @@ final class Engine {
   }
 
   private void scheduleStartRetry() {
-    timer.schedule(startRetry, System.nanoTime() + START_RETRY_NANOS);
+    timer.scheduleIn(startRetry, START_RETRY_NANOS);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -834,6 +839,11 @@ final class Engine {
   /** How many times holding went off; for tests. */
   int holdOffs() {
     return holdOffs;
+  }
+
+  /** How many times the hold watch found tasks held and published them; for tests. */
+  int watchFoundHeld() {
+    return watchFoundHeld;
   }
 
   /** Workers spinning or being woken to spin; for the model check. */

@@ -30,7 +30,7 @@ final class HeldTasks {
    * of the watch flag must not be reordered.
    */
   private volatile int size;
-  /** When the first of the tasks held now was added ({@code System.nanoTime}); written before size. */
+  /** When the first of the tasks held now was added (in the hold watch's timer's time); written before size. */
   private long since;
   private TaskKind[] kinds = new TaskKind[4];
   private Object[] args = new Object[4];
@@ -41,9 +41,9 @@ final class HeldTasks {
   }
 
   /**
-   * Whether tasks have been held here since at or before {@code cutoff} (a {@code System.nanoTime}
-   * reading); a hint for the hold watch: read without the lock, after the size it was written
-   * before.
+   * Whether tasks have been held here since at or before {@code cutoff} (in the watch timer's
+   * time, {@link SharedTimer#now()}); a hint for the hold watch: read without the lock, after the
+   * size it was written before.
    */
   boolean heldSince(long cutoff) {
     return size != 0 && since - cutoff <= 0;
@@ -59,8 +59,11 @@ final class HeldTasks {
     }
   }
 
-  /** The owner adds a task; true if it is the first one held now (the caller arms the watch). */
-  boolean add(TaskKind kind, Object arg) {
+  /**
+   * The owner adds a task; true if it is the first one held now (the caller arms the watch). The
+   * first is stamped in the watch's timer's time.
+   */
+  boolean add(TaskKind kind, Object arg, SharedTimer clock) {
     lock();
     try {
       int n = size;
@@ -71,7 +74,7 @@ final class HeldTasks {
       kinds[n] = kind;
       args[n] = arg;
       if (n == 0) {
-        since = System.nanoTime();
+        since = clock.now();
       }
       size = n + 1;
       return n == 0;

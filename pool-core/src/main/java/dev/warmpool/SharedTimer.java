@@ -40,6 +40,7 @@ final class SharedTimer {
   private long nextSeq;
   private Thread thread;
   private final Function<Runnable, Thread> threads;
+  private final Ticker clock;
 
   SharedTimer() {
     this(TimerThread::new);
@@ -47,7 +48,27 @@ final class SharedTimer {
 
   /** With the given way to make the timer thread; tests use it to make a start fail. */
   SharedTimer(Function<Runnable, Thread> threads) {
+    this(threads, Ticker.system());
+  }
+
+  /**
+   * With a clock of its own: a model check passes a fixed one, so that what callers measure in
+   * this timer's time (how long a task has been held) does not depend on how fast the checker
+   * runs, which would make its replays differ.
+   */
+  SharedTimer(Function<Runnable, Thread> threads, Ticker clock) {
     this.threads = threads;
+    this.clock = clock;
+  }
+
+  /** Now, in this timer's time ({@link System#nanoTime()} but in model checks). */
+  long now() {
+    return clock.read();
+  }
+
+  /** Schedules (or reschedules) the task to fire {@code delayNanos} from now. */
+  void scheduleIn(Task t, long delayNanos) {
+    schedule(t, clock.read() + delayNanos);
   }
 
   /** A thread that {@link #isTimerThread()} recognizes, for a test's thread function. */
@@ -68,7 +89,7 @@ final class SharedTimer {
     return Thread.currentThread() instanceof TimerThread;
   }
 
-  /** Schedules (or reschedules) the task for {@code deadline} in {@link System#nanoTime()} terms. */
+  /** Schedules (or reschedules) the task for {@code deadline} in this timer's time ({@link #now()}). */
   void schedule(Task t, long deadline) {
     lock.lock();
     try {
@@ -150,9 +171,9 @@ final class SharedTimer {
       lock.lock();
       try {
         due = null;
-        long lingerUntil = System.nanoTime() + LINGER_NANOS;
+        long lingerUntil = clock.read() + LINGER_NANOS;
         while (due == null) {
-          long now = System.nanoTime();
+          long now = clock.read();
           if (size == 0) {
             if (now - lingerUntil >= 0) {
               thread = null;

@@ -32,7 +32,8 @@ import org.junit.jupiter.api.Timeout;
  *       the idle stack, and its later steps do nothing until the signal is there, then go on as the
  *       real {@code Worker.awaitSignal} would ({@link Engine#woken}, then {@link Engine#findTask}).</li>
  *   <li><b>Background starts</b> (a start a worker or the timer thread needs) are queued and run by
- *       the {@link Model#background} operation. The shared timer is a private one whose thread never
+ *       the {@link Model#background} operation. The shared timer is a private one, on a fixed
+ *       clock (so no hold ever looks stuck, and replays do not depend on real time), whose thread never
  *       starts, so the cleaner only sits in its heap. Spinning is one iteration.</li>
  *   <li><b>The host</b> is a pool in nonblocking mode with an empty waiting line: a real
  *       {@link RunState} for the seats, running, never over capacity.</li>
@@ -86,6 +87,7 @@ public class EngineLincheckTest {
     final Worker[] workers = new Worker[SLOTS];
     final Phase[] phases = {Phase.NEW, Phase.NEW, Phase.NEW};
     final ConcurrentLinkedQueue<Runnable> background = new ConcurrentLinkedQueue<>();
+    final SharedTimer timer;
     final Engine engine;
 
     Model(int capacity, boolean warm) {
@@ -103,7 +105,9 @@ public class EngineLincheckTest {
         }
         return new ModelThread();
       };
-      SharedTimer timer = new SharedTimer(loop -> new ModelThread());
+      // A fixed clock: no hold looks stuck (real time would make the hold-off branch depend on
+      // how fast the checker runs, and its replays differ: "Non-determinism found").
+      timer = new SharedTimer(loop -> new ModelThread(), () -> 0L);
       Engine.Host host = new StubHost(state, () -> Model.this.capacity);
       Engine.Parking parking = w -> {
         Worker.Wake s = w.takeSignal();
@@ -471,7 +475,7 @@ public class EngineLincheckTest {
     TwoWorkers m = new TwoWorkers();
     Runnable mine = () -> { };
     org.junit.jupiter.api.Assertions.assertTrue(m.state.tryTakeSeat(m.capacity, false));
-    m.workers[0].held.add(TaskKind.RUNNABLE, mine);
+    m.workers[0].held.add(TaskKind.RUNNABLE, mine, m.timer);
     java.util.List<Runnable> out = new java.util.ArrayList<>();
     m.engine.handBackAndInterrupt(out);
     org.junit.jupiter.api.Assertions.assertEquals(List.of(mine), out);

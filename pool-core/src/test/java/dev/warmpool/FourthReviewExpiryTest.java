@@ -39,6 +39,8 @@ class FourthReviewExpiryTest {
   private static final Duration SHORT = Duration.ofMillis(50);
   /** A gross bound for a 50 ms deadline on a loaded machine: only a real violation exceeds it. */
   private static final Duration GROSS = Duration.ofSeconds(2);
+  /** Each race's time box (at least its minimum of runs); was 3-5 s, 58 s for the class. */
+  private static final Duration RACE = Duration.ofMillis(1500);
   @AutoClose final PoolFixture fixture = new PoolFixture();
 
   // ---------------------------------------------------------------------------------------------
@@ -759,7 +761,7 @@ class FourthReviewExpiryTest {
     List<Probe> probes = new ArrayList<>();
     List<String> bad = new CopyOnWriteArrayList<>();
     AtomicInteger expiredSeen = new AtomicInteger();
-    int runs = loop(300, Duration.ofSeconds(5), i -> {
+    int runs = loop(300, PoolFixture.stress(RACE), i -> {
       Hold seat = hold(pool);
       Probe p = new Probe();
       probes.add(p);
@@ -797,7 +799,7 @@ class FourthReviewExpiryTest {
     AtomicInteger cancelled = new AtomicInteger();
     AtomicInteger expired = new AtomicInteger();
     List<String> bad = new CopyOnWriteArrayList<>();
-    int runs = loop(500, Duration.ofSeconds(4), i -> {
+    int runs = loop(500, PoolFixture.stress(RACE), i -> {
       Probe p = new Probe();
       probes.add(p);
       TaskEnvelope e = (TaskEnvelope) pool.enqueue(p);
@@ -843,7 +845,7 @@ class FourthReviewExpiryTest {
     AtomicInteger expired = new AtomicInteger();
     AtomicInteger cancelledButExpired = new AtomicInteger();
     List<String> bad = new CopyOnWriteArrayList<>();
-    int runs = loop(500, Duration.ofSeconds(4), i -> {
+    int runs = loop(500, PoolFixture.stress(RACE), i -> {
       Future<?> f = pool.submit(ran::incrementAndGet);
       TaskEnvelope e = lineHead(lineOf(pool));
       Admission.Expiry x = takeTimer(e);
@@ -881,7 +883,7 @@ class FourthReviewExpiryTest {
   void expiryRacingShutdownNow() throws Exception {
     List<String> bad = new CopyOnWriteArrayList<>();
     AtomicInteger expired = new AtomicInteger();
-    int runs = loop(150, Duration.ofSeconds(5), i -> {
+    int runs = loop(150, PoolFixture.stress(RACE), i -> {
       WorkerPool pool = pool(1, HOUR);
       Hold seat = hold(pool);
       Probe p = new Probe();
@@ -922,7 +924,7 @@ class FourthReviewExpiryTest {
   void expiryRacingShutdown() throws Exception {
     List<String> bad = new CopyOnWriteArrayList<>();
     AtomicInteger expired = new AtomicInteger();
-    int runs = loop(150, Duration.ofSeconds(4), i -> {
+    int runs = loop(150, PoolFixture.stress(RACE), i -> {
       WorkerPool pool = pool(1, HOUR);
       Hold seat = hold(pool);
       Probe p = new Probe();
@@ -958,7 +960,7 @@ class FourthReviewExpiryTest {
     List<Probe> probes = new ArrayList<>();
     AtomicInteger expired = new AtomicInteger();
     List<String> bad = new CopyOnWriteArrayList<>();
-    int runs = loop(300, Duration.ofSeconds(4), i -> {
+    int runs = loop(300, PoolFixture.stress(RACE), i -> {
       Probe p = new Probe();
       probes.add(p);
       TaskEnvelope e = (TaskEnvelope) pool.enqueue(p);
@@ -999,7 +1001,7 @@ class FourthReviewExpiryTest {
     AtomicInteger expired = new AtomicInteger();
     AtomicInteger interruptedOut = new AtomicInteger();
     List<String> bad = new CopyOnWriteArrayList<>();
-    int runs = loop(300, Duration.ofSeconds(4), i -> {
+    int runs = loop(300, PoolFixture.stress(RACE), i -> {
       AtomicReference<Throwable> thrown = new AtomicReference<>();
       AtomicReference<Boolean> flag = new AtomicReference<>();
       CountDownLatch raced = new CountDownLatch(1);
@@ -1053,7 +1055,7 @@ class FourthReviewExpiryTest {
   void expiryRacingShutdownForABlockedCaller() throws Exception {
     List<String> bad = new CopyOnWriteArrayList<>();
     AtomicInteger expired = new AtomicInteger();
-    int runs = loop(150, Duration.ofSeconds(4), i -> {
+    int runs = loop(150, PoolFixture.stress(RACE), i -> {
       WorkerPool pool = pool(1, HOUR);
       Hold seat = hold(pool);
       AtomicInteger ran = new AtomicInteger();
@@ -1106,7 +1108,7 @@ class FourthReviewExpiryTest {
     AtomicInteger pending = new AtomicInteger();
     AtomicInteger expired = new AtomicInteger();
     List<String> bad = new CopyOnWriteArrayList<>();
-    int runs = loop(150, Duration.ofSeconds(4), i -> {
+    int runs = loop(150, PoolFixture.stress(RACE), i -> {
       WorkerPool pool = pool(1, HOUR);
       Hold seat = hold(pool);
       Future<?> f = pool.submit(() -> { });
@@ -1144,7 +1146,7 @@ class FourthReviewExpiryTest {
   void subpoolExpiryRacingTheParentsShutdownNow() throws Exception {
     List<String> bad = new CopyOnWriteArrayList<>();
     AtomicInteger expired = new AtomicInteger();
-    int runs = loop(150, Duration.ofSeconds(4), i -> {
+    int runs = loop(150, PoolFixture.stress(RACE), i -> {
       WorkerPool parent = pool(2, HOUR);
       WorkerPool sub = parent.newSubpool("sub", 1);
       Hold seat = hold(sub);
@@ -1190,7 +1192,7 @@ class FourthReviewExpiryTest {
     List<String> bad = new CopyOnWriteArrayList<>();
     AtomicInteger expired = new AtomicInteger();
     AtomicInteger ranTotal = new AtomicInteger();
-    int runs = loop(300, Duration.ofSeconds(4), i -> {
+    int runs = loop(300, PoolFixture.stress(RACE), i -> {
       Hold seat = hold(pool);
       AtomicInteger ran = new AtomicInteger();
       AtomicReference<Throwable> thrown = new AtomicReference<>();
@@ -1241,7 +1243,7 @@ class FourthReviewExpiryTest {
     WorkerPool pool = pool(1, HOUR);
     Hold seat = hold(pool);
     List<Probe> probes = new ArrayList<>();
-    int runs = loop(500, Duration.ofSeconds(3), i -> {
+    int runs = loop(500, PoolFixture.stress(RACE), i -> {
       Probe p = new Probe();
       probes.add(p);
       Admission.Expiry x = takeTimer((TaskEnvelope) pool.enqueue(p));
@@ -1270,7 +1272,7 @@ class FourthReviewExpiryTest {
     List<Probe> probes = new ArrayList<>();
     AtomicInteger expired = new AtomicInteger();
     List<String> bad = new CopyOnWriteArrayList<>();
-    int runs = loop(300, Duration.ofSeconds(4), i -> {
+    int runs = loop(300, PoolFixture.stress(RACE), i -> {
       Hold seat = hold(sub);
       Probe p = new Probe();
       probes.add(p);

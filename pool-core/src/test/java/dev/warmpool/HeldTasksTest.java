@@ -29,7 +29,7 @@ class HeldTasksTest {
 
   @Test
   void aTaskQueuedByAShortTaskRunsNextOnTheSameWorker() throws Exception {
-    WorkerPool pool = WorkerPool.builder().name("held-same").capacity(4).build();
+    BoundedPool pool = (BoundedPool) WorkerPool.builder().name("held-same").capacity(4).build();
     try {
       AtomicReference<Thread> inner = new AtomicReference<>();
       AtomicReference<Thread> outer = new AtomicReference<>();
@@ -42,7 +42,11 @@ class HeldTasksTest {
         });
       });
       assertTrue(done.await(10, TimeUnit.SECONDS));
-      assertSame(outer.get(), inner.get(), "the holder runs its queued task itself");
+      // A preempted holder (a loaded machine) may outlive the 1 ms hold watch, which then rightly
+      // publishes the task to another worker; only that excuses another thread.
+      if (pool.engine.watchFoundHeld() == 0) {
+        assertSame(outer.get(), inner.get(), "the holder runs its queued task itself");
+      }
     } finally {
       pool.close();
     }

@@ -40,6 +40,19 @@ final class PoolFixture implements AutoCloseable {
   private final List<Thread> callers = new CopyOnWriteArrayList<>();
 
   /** A name no other pool in this JVM uses, so thread names identify this pool's workers. */
+  /**
+   * How long (or how many rounds) the time-boxed stress races run, times their default:
+   * {@code -Dwarmpool.stress.scale=5} for a long hunt; the defaults keep the build's test run
+   * under its budget.
+   */
+  static final double STRESS_SCALE = Double.parseDouble(
+      System.getProperty("warmpool.stress.scale", "1"));
+
+  /** A stress race's budget: {@code base} times {@link #STRESS_SCALE}. */
+  static Duration stress(Duration base) {
+    return Duration.ofNanos((long) (base.toNanos() * STRESS_SCALE));
+  }
+
   static String uniqueName(String base) {
     return base + POOL_IDS.incrementAndGet();
   }

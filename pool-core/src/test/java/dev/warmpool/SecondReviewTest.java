@@ -16,6 +16,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.AtomicLong;
 import org.assertj.core.api.SoftAssertions;
 import org.junit.jupiter.api.AutoClose;
@@ -320,13 +321,26 @@ class SecondReviewTest {
     });
     PoolFixture.await(aStarted);
     CountDownLatch bRan = new CountDownLatch(1);
-    Throwable rejected = null;
-    try {
-      pool.execute(bRan::countDown); // turn 2
-    } catch (RejectedExecutionException e) {
-      rejected = e;
-    }
+    AtomicReference<Throwable> rejection = new AtomicReference<>();
+    Thread caller = new Thread(() -> {
+      try {
+        pool.execute(bRan::countDown); // turn 2
+      } catch (RejectedExecutionException e) {
+        rejection.set(e);
+      }
+    }, name + "-caller");
+    caller.setDaemon(true);
+    caller.start();
+    // A blocking pool may make B wait for a seat while A holds shard 0's; A ends once B's call has
+    // returned or waits (ending A before would not test the failing shard; after it returns, B
+    // waited for nothing). Was: A ended after the call, which then waited out A's 20 s timeout.
+    eventually().atMost(Duration.ofSeconds(5)).until(() -> !caller.isAlive()
+        || caller.getState() == Thread.State.WAITING
+        || caller.getState() == Thread.State.TIMED_WAITING);
     aMayEnd.countDown();
+    caller.join(5_000);
+    assertThat(caller.isAlive()).as("B's call returned once A ended").isFalse();
+    Throwable rejected = rejection.get();
     eventually().atMost(Duration.ofSeconds(5)).until(() -> pool.stats(0).idle() == 1
         || bRan.getCount() == 0);
     boolean ran = bRan.await(2, SECONDS);
