@@ -99,6 +99,59 @@ class HeldTasksTest {
     }
   }
 
+  /** A task that queues a subtask and waits for it on a latch, which only the watch frees. */
+  private static void waitOutsideForASubtask(WorkerPool pool) throws Exception {
+    CountDownLatch ran = new CountDownLatch(1);
+    pool.submit(() -> {
+      pool.enqueue(ran::countDown);
+      ran.await();
+      return null;
+    }).get(10, TimeUnit.SECONDS);
+  }
+
+  @Test
+  void aPatternFoundAgainAfterHoldingResumedHoldsOffTwiceAsLong() throws Exception {
+    // Issue 33: a fixed 100 ms hold-off made a task that joins its subtask every few ms pay the
+    // 1 ms watch once per 100 ms, in its p99. Each recurrence doubles the hold-off (to 10 s).
+    BoundedPool pool = (BoundedPool) WorkerPool.builder().name("held-double").capacity(4).build();
+    try {
+      long base = Engine.HOLD_OFF_NANOS;
+      for (int i = 1; i <= 3; i++) {
+        assertTrue(PoolFixture.waitUntil(java.time.Duration.ofSeconds(10),
+            () -> !pool.engine.isHoldingOff()), "holding resumed");
+        // the watch may not find this one waiting if it was armed earlier: repeat until it does
+        int before = pool.engine.holdOffs();
+        while (pool.engine.holdOffs() == before) {
+          waitOutsideForASubtask(pool);
+        }
+        assertEquals(base << i, pool.engine.nextHoldOffNanos(), "after hold-off " + i);
+      }
+    } finally {
+      pool.close();
+    }
+  }
+
+  @Test
+  void holdingThatPaysOffForAsLongAsTheHoldOffHalvesIt() throws Exception {
+    BoundedPool pool = (BoundedPool) WorkerPool.builder().name("held-halve").capacity(4).build();
+    try {
+      waitOutsideForASubtask(pool);
+      assertEquals(1, pool.engine.holdOffs());
+      assertEquals(2 * Engine.HOLD_OFF_NANOS, pool.engine.nextHoldOffNanos());
+      // short tasks that queue a subtask and end: the watch finds nobody waiting, for 200 ms
+      long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+      while (pool.engine.nextHoldOffNanos() != Engine.HOLD_OFF_NANOS) {
+        assertTrue(System.nanoTime() < giveUp, "not halved in 10 s");
+        CountDownLatch ran = new CountDownLatch(1);
+        pool.execute(() -> pool.enqueue(ran::countDown));
+        assertTrue(ran.await(10, TimeUnit.SECONDS));
+      }
+      assertEquals(1, pool.engine.holdOffs(), "no holder was found waiting meanwhile");
+    } finally {
+      pool.close();
+    }
+  }
+
   @Test
   void aTaskThatWaitsForTheFutureOfItsSubtaskPublishesItFirst() throws Exception {
     WorkerPool pool = WorkerPool.builder().name("held-get").capacity(2).build();

@@ -83,6 +83,8 @@ import reactor.core.scheduler.Schedulers;
  *       over all tasks: vs fixed(64) + LinkedBlockingQueue. Warm rather than fresh because a warm
  *       pool tests the wake-up policy: every task should wake a parked worker at once, not wait
  *       for a running one or a stall watch. The 5 ms sleep and pause do not scale.</li>
+ *   <li>nested join (issue 33): a task joins a subtask it put on its own pool, outside the library,
+ *       one call per 2 ms, capacity 2: p50 and p99 vs fixed(2) + LinkedBlockingQueue.</li>
  * </ol>
  *
  * <p>Every ratio is oriented so that above 1 means warmpool is better: throughput is
@@ -94,7 +96,7 @@ import reactor.core.scheduler.Schedulers;
  * not; shape 10 is about 2.5 s), so about 3.5 minutes in all.
  *
  * <p>Options ({@code key=value}): {@code rounds=5} measured rounds, {@code warmup=1} discarded
- * rounds, {@code scale=1} multiplies every size and duration, {@code only=1,2,3,4,5,6,7,8,9,10}
+ * rounds, {@code scale=1} multiplies every size and duration, {@code only=1,...,11}
  * shapes (numbered as above).
  * Build once, then run from the repository root (on Temurin 25, replace {@code java} by
  * {@code /usr/lib/jvm/temurin-25-jdk-amd64/bin/java}; the classes target Java 17):
@@ -115,6 +117,8 @@ public final class GoalTable {
   static final String RX_WORKER =
       "RxJava Flowable.subscribeOn (a Worker per item), flatMap 64, capacity 20";
   static final String TINY_2_ENQUEUE = "tiny tasks, 1 producer, capacity 2, enqueue";
+  static final String NESTED =
+      "nested join: a task joins a subtask on its own pool, one call per 2 ms, capacity 2";
   static final String BURST = "burst of 64 blocking tasks (sleep 5 ms), idle warm pool, capacity 64";
   static final int BURST_SIZE = 64;
   static final long BURST_SLEEP_MILLIS = 5;
@@ -135,7 +139,7 @@ public final class GoalTable {
     int warmup = Harness.intOption(o, "warmup", 1);
     double scale = Double.parseDouble(o.getOrDefault("scale", "1"));
     Set<Integer> only = new TreeSet<>();
-    for (String s : o.getOrDefault("only", "1,2,3,4,5,6,7,8,9,10").split(",")) {
+    for (String s : o.getOrDefault("only", "1,2,3,4,5,6,7,8,9,10,11").split(",")) {
       only.add(Integer.parseInt(s.trim()));
     }
     GoalTable t = new GoalTable(scale);
@@ -154,6 +158,7 @@ public final class GoalTable {
       if (only.contains(8)) shapes.add(t.new SubpoolOverhead());
       if (only.contains(9)) shapes.add(t.new RxWorkerShape());
       if (only.contains(10)) shapes.add(t.new BurstStartLatency());
+      if (only.contains(11)) shapes.add(t.new NestedJoin());
       for (int r = 0; r < warmup + rounds; r++) {
         t.measuring = r >= warmup;
         long rs = System.nanoTime();
@@ -292,6 +297,11 @@ public final class GoalTable {
       row(out, s, "64th task p50 us", Kind.LATENCY, Peers.TPE_FIXED, "fixed(64)+LBQ", Double.NaN);
       row(out, s, "all tasks p99 us", Kind.LATENCY, Peers.TPE_FIXED, "fixed(64)+LBQ", Double.NaN);
       row(out, s, "workers before round", Kind.INFO, Peers.TPE_FIXED, "fixed(64)+LBQ", Double.NaN);
+    }
+    if (only.contains(11)) {
+      // the goal (issue 33): within 1.25x of fixed(2) at p50 and p99
+      row(out, NESTED, "p50 us", Kind.LATENCY, Peers.TPE_FIXED, "fixed(2)+LBQ", 0.8);
+      row(out, NESTED, "p99 us", Kind.LATENCY, Peers.TPE_FIXED, "fixed(2)+LBQ", 0.8);
     }
   }
 
@@ -907,6 +917,56 @@ public final class GoalTable {
   static final class PrintOut {
     void line(String s) {
       System.out.println(s);
+    }
+  }
+
+  /**
+   * Shape 11 (issue 33): a task that puts a subtask on its own pool and waits for it outside the
+   * library ({@code CompletableFuture.supplyAsync(.., pool).join()}), as blocking code that calls an
+   * async API does. One call every 2 ms from a caller thread (paced by intended start, so a slow
+   * call does not spread the next ones), capacity 2; latency from submit to the outer future's
+   * completion. {@code 500 x scale} calls per round and peer.
+   */
+  final class NestedJoin implements Shape {
+    final String[] ids = {Peers.WARMPOOL, Peers.TPE_FIXED};
+    final ExecutorService[] executors = new ExecutorService[ids.length];
+    final Histogram h = new Histogram(TimeUnit.SECONDS.toNanos(10), 3);
+
+    NestedJoin() {
+      for (int i = 0; i < ids.length; i++) {
+        executors[i] = Peers.blocking(ids[i], 2, "nested-" + ids[i]);
+      }
+    }
+
+    @Override
+    public void round() throws Exception {
+      int calls = Math.max(50, (int) (500 * scale));
+      long period = TimeUnit.MILLISECONDS.toNanos(2);
+      for (int i = 0; i < ids.length; i++) {
+        ExecutorService executor = executors[i];
+        h.reset();
+        long next = System.nanoTime();
+        for (int c = 0; c < calls; c++) {
+          next += period;
+          long wait;
+          while ((wait = next - System.nanoTime()) > 0) {
+            LockSupport.parkNanos(wait);
+          }
+          long t0 = System.nanoTime();
+          executor.submit(() -> java.util.concurrent.CompletableFuture.supplyAsync(() -> 1, executor)
+              .join()).get(10, TimeUnit.SECONDS);
+          h.recordValue(System.nanoTime() - t0);
+        }
+        record(NESTED, "p50 us", ids[i], h.getValueAtPercentile(50) / 1000.0);
+        record(NESTED, "p99 us", ids[i], h.getValueAtPercentile(99) / 1000.0);
+      }
+    }
+
+    @Override
+    public void close() {
+      for (ExecutorService e : executors) {
+        Peers.close(e);
+      }
     }
   }
 }
