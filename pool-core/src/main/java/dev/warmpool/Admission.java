@@ -213,6 +213,11 @@ final class Admission implements TaskEnvelope.Owner {
     if (!state.isRunning() && !(mode == Mode.ADMITTED && !state.isTerminated())) {
       throw closed();
     }
+    if (mode != Mode.PROBE && mode != Mode.PROBE_EXECUTE && mode != Mode.ADMITTED) {
+      // A caller's held tasks hold seats (the engine's "Held tasks"): a task refused for want of
+      // one, or about to wait, hands what it holds to idle workers now rather than at the watch.
+      Engine.beforeBlocking();
+    }
     if (mode == Mode.TRY) {
       accounting.rejected();
       return false;

@@ -64,6 +64,9 @@ import java.util.concurrent.atomic.LongAdder;
  *       pattern that waits for its own subtasks pays one period per hold-off, not per wait;</li>
  *   <li>a worker runs at most {@link #HELD_RUNS_BUDGET} held tasks in a row while tasks wait in
  *       the run queue, so a chain of tasks that each queue the next does not keep it from them;</li>
+ *   <li>a call that finds its pool full (refused, or about to wait in line) publishes what its
+ *       caller holds first ({@code Admission.whenFull}): held tasks hold seats, so they may cost
+ *       a nonblocking rejection as queued tasks do, but idle workers start on them at once;</li>
  *   <li>{@code shutdownNow} hands them back with the queued tasks; a worker that exits (shrink,
  *       a failure handler that threw) publishes them.</li>
  * </ul>

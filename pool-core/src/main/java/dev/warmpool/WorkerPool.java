@@ -47,6 +47,11 @@ import org.jspecify.annotations.Nullable;
  *       {@link #tryExecute(Runnable, Duration)} waits at most the timeout. When the line already holds
  *       {@code maxWaiting} entries the call throws {@link PoolOverloadedException}.</li>
  * </ul>
+ * A task queued by a running task of the same pool may be held by its worker, to run when that
+ * task ends (no wake-up); it holds its seat meanwhile, as a task queued for a worker does, so it
+ * may cost a rejection in nonblocking mode. A call that finds every seat taken first hands the
+ * tasks its caller holds to idle workers, and a task that blocks outside the library has them
+ * published within about 1 ms; held tasks never make a caller wait for their holder to end.
  * A rejection always happens at the submitting call; a task that was accepted runs exactly once or is
  * returned by {@link #shutdownNow()}.
  *

@@ -153,6 +153,63 @@ class HeldTasksTest {
   }
 
   @Test
+  void aTaskRefusedForWantOfASeatHandsTheTasksItHoldsToIdleWorkersAtOnce() throws Exception {
+    // The rule (issue 33, review 4): a held task holds its seat, so the tasks a running task holds
+    // may cost a rejection in a nonblocking pool (as tasks queued for a worker do); but the call
+    // that is refused publishes what its caller holds, so idle workers start on it at once instead
+    // of after the 1 ms watch, and the pool drains while its producer runs.
+    BoundedPool pool = (BoundedPool) WorkerPool.builder().name("held-refused").capacity(4)
+        .nonblocking(true).build();
+    try {
+      // A round where the watch fired meanwhile (a cold or preempted refusal; it then also turns
+      // holding off for a while) proves nothing: rounds go on until one is conclusive.
+      int round = 0;
+      String outcome = "inconclusive";
+      while (outcome.equals("inconclusive") && ++round <= 20) {
+        PoolFixture.waitUntil(java.time.Duration.ofSeconds(15), () -> !pool.engine.isHoldingOff());
+        outcome = refusedWhileHolding(pool);
+      }
+      assertEquals("published at the refusal", outcome, "round " + round);
+      long rounds = round;
+      assertTrue(PoolFixture.waitUntil(java.time.Duration.ofSeconds(10),
+          () -> pool.stats().completed() == 4 * rounds));
+      assertEquals(rounds, pool.stats().rejected());
+      assertEquals(4 * rounds, pool.stats().submitted());
+    } finally {
+      pool.close();
+    }
+  }
+
+  /** A producer task holds three tasks, the pool's other seats, and queues a fourth. */
+  private static String refusedWhileHolding(BoundedPool pool) throws Exception {
+    CountDownLatch started = new CountDownLatch(3);
+    CountDownLatch release = new CountDownLatch(1);
+    return pool.submit(() -> {
+      try {
+        for (int i = 0; i < 3; i++) {
+          pool.enqueue(() -> {
+            started.countDown();
+            PoolFixture.awaitQuietly(release, java.time.Duration.ofSeconds(20));
+          });
+        }
+        int watchBefore = pool.engine.watchFoundHeld();
+        boolean held = Worker.current().held.size() == 3; // not if holding is off (a past round)
+        try {
+          pool.enqueue(() -> { });
+          return "accepted"; // a seat was free: 4 seats, the producer's and three held
+        } catch (PoolOverloadedException expected) {
+          String outcome = !held || pool.engine.watchFoundHeld() != watchBefore ? "inconclusive"
+              : Worker.current().held.isEmpty() ? "published at the refusal" : "still held";
+          started.await(); // a wait outside the library: the three run while we still run
+          return outcome;
+        }
+      } finally {
+        release.countDown(); // the three hold their seats until the fourth call is answered
+      }
+    }).get(10, TimeUnit.SECONDS);
+  }
+
+  @Test
   void aTaskThatWaitsForTheFutureOfItsSubtaskPublishesItFirst() throws Exception {
     WorkerPool pool = WorkerPool.builder().name("held-get").capacity(2).build();
     try {
