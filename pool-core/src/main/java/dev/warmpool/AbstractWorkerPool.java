@@ -286,8 +286,39 @@ abstract class AbstractWorkerPool extends AbstractExecutorService implements Wor
     /** Its place in the pool, known only after the hand-off, while a cancel may come first. */
     final LateHandle place = new LateHandle();
 
+    /**
+     * Whether {@code run} invoked the task: {@code FutureTask} calls {@code set} or
+     * {@code setException} after the task, and only then. Read and written by the running thread.
+     */
+    private boolean invoked;
+
     PoolFuture(Callable<T> callable) {
       super(callable);
+    }
+
+    @Override
+    protected void set(T v) {
+      invoked = true;
+      super.set(v);
+    }
+
+    @Override
+    protected void setException(Throwable t) {
+      invoked = true;
+      super.setException(t);
+    }
+
+    /**
+     * A cancel that won as a worker took the task (too late to withdraw it from the line) leaves
+     * {@code FutureTask.run} nothing to do: the task was withdrawn by its handle, and is counted
+     * so, not as a run (guarantee 13).
+     */
+    @Override
+    public void run() {
+      super.run();
+      if (!invoked) {
+        Accounting.futureNotRun();
+      }
     }
 
     /** Its task waited in line past its deadline: the future fails with the cause. */

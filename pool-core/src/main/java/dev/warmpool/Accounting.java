@@ -95,6 +95,11 @@ final class Accounting {
       failed(t, task instanceof FailureAware f ? f : null);
       return;
     }
+    if (worker.unrun) {
+      worker.unrun = false;
+      withdrawn();
+      return;
+    }
     Throwable captured = worker.capturedFailure;
     if (captured != null) {
       worker.capturedFailure = null;
@@ -117,6 +122,19 @@ final class Accounting {
     if (w != null && w.runningUnder != null && w.capturedFailure == null) {
       w.runningUnder.countFailed();
       w.capturedFailure = t;
+    }
+  }
+
+  /**
+   * A future of ours, run by a worker of a pool, found itself cancelled before its task started:
+   * the run counts as withdrawn (leaves submitted) instead of completed. Does nothing off a worker.
+   * (A task that runs another pool's cancelled future inline is then counted withdrawn itself: the
+   * one case where this reads the wrong run; the totals stay exact.)
+   */
+  static void futureNotRun() {
+    Worker w = Worker.current();
+    if (w != null && w.runningUnder != null) {
+      w.unrun = true;
     }
   }
 

@@ -99,6 +99,8 @@ final class Worker extends TaskSlot implements Runnable {
   Accounting runningUnder;
   /** Thread-confined: the running task's exception, captured and already counted by its future. */
   Throwable capturedFailure;
+  /** The running task was a future of ours cancelled before its task started (withdrawn). */
+  boolean unrun;
   /** What the running task queued on this pool; run or published when it ends. */
   final HeldTasks held = new HeldTasks();
   /** Thread-confined: held tasks it ran next in a row, without a look at the run queue. */
