@@ -27,8 +27,8 @@ import java.util.concurrent.locks.LockSupport;
  *
  * <p><b>Where {@code whenTerminated()} completes</b> (DESIGN.md section 3). Its dependents are user
  * code, so the stage completes after the line's lock is released, on the thread that reached
- * termination: a worker, the caller of {@code shutdown}/{@code close}, a task's canceller. Only the
- * shared timer thread may not run them (a line deadline's expiry can give back a subpool's last
+ * termination: a worker (without the interrupt a {@code shutdownNow} gave its task), the caller of
+ * {@code shutdown}/{@code close}, a task's canceller. Only the shared timer thread may not run them (a line deadline's expiry can give back a subpool's last
  * seat there, and a dependent that waited for any timer would stop every pool's timers): a
  * termination reached there completes on {@link ThreadStarter#ASYNC}, warmpool's cached daemon
  * threads, which the timer hands work to without waiting and where one blocking dependent delays no
@@ -253,7 +253,17 @@ final class Lifecycle {
       }
     };
     if (!SharedTimer.isTimerThread()) {
-      end.run();
+      // A worker that ends the last task after shutdownNow still carries that call's interrupt,
+      // which was for its task: dependents run without it (a blocking call there would throw at
+      // once), and it is set again for the worker's exit.
+      boolean interrupted = Worker.current() != null && Thread.interrupted();
+      try {
+        end.run();
+      } finally {
+        if (interrupted) {
+          Thread.currentThread().interrupt();
+        }
+      }
       return;
     }
     try {

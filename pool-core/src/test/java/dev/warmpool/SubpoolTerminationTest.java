@@ -76,6 +76,37 @@ class SubpoolTerminationTest {
   // Fault 1: dependents on the timer thread
 
   @Test
+  void whenTerminatedDependentsDoNotInheritTheInterruptOfShutdownNow() throws Exception {
+    // Review 4's observation: after shutdownNow, the worker whose task ended last reached
+    // termination and ran the dependents with that call's interrupt still set, so a blocking call
+    // in a dependent threw InterruptedException at once. The interrupt was for the task.
+    WorkerPool parent = pool(1);
+    WorkerPool sub = parent.newSubpool("sub", 1);
+    CountDownLatch spinning = new CountDownLatch(1);
+    sub.execute(() -> {
+      spinning.countDown();
+      while (!Thread.currentThread().isInterrupted()) { // ends with the flag set
+        Thread.onSpinWait();
+      }
+    });
+    await(spinning);
+    AtomicReference<String> seen = new AtomicReference<>();
+    CountDownLatch ran = new CountDownLatch(2);
+    Consumer<String> record = who -> {
+      Thread t = Thread.currentThread();
+      if (t.isInterrupted()) {
+        seen.compareAndSet(null, who + " ran interrupted on " + t.getName());
+      }
+      ran.countDown();
+    };
+    parent.whenTerminated().thenRun(() -> record.accept("parent"));
+    sub.whenTerminated().thenRun(() -> record.accept("subpool"));
+    parent.shutdownNow();
+    await(ran);
+    assertThat(seen.get()).isNull();
+  }
+
+  @Test
   void guarantee12_subpoolWhenTerminatedDependentsNeverRunOnTheTimerThread() {
     WorkerPool parent = pool(1);
     fixture.occupy(parent);
