@@ -28,8 +28,9 @@ import java.util.concurrent.locks.LockSupport;
  * <p><b>Where {@code whenTerminated()} completes</b> (DESIGN.md section 3). Its dependents are user
  * code, so the stage completes after the line's lock is released, on the thread that reached
  * termination: a worker (without the interrupt a {@code shutdownNow} gave its task), the caller of
- * {@code shutdown}/{@code close}, a task's canceller. Only the shared timer thread may not run them (a line deadline's expiry can give back a subpool's last
- * seat there, and a dependent that waited for any timer would stop every pool's timers): a
+ * {@code shutdown}/{@code close}, a task's canceller. Only the shared timer thread may not run
+ * them (a line deadline's expiry can give back a subpool's last seat there, and a dependent that
+ * waited for any timer would stop every pool's timers): a
  * termination reached there completes on {@link ThreadStarter#ASYNC}, warmpool's cached daemon
  * threads, which the timer hands work to without waiting and where one blocking dependent delays no
  * other. A subpool tells its parent it terminated only after its own stage completed (its
