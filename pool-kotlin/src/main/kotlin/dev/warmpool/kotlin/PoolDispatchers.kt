@@ -26,7 +26,7 @@ import kotlinx.coroutines.withContext
  *
  * ## Guarantees
  * - `dispatch` never blocks the caller, never throws, never drops a block and never runs it in place.
- *   In blocking mode a block that finds every worker busy waits in the pool's FIFO line without
+ *   In blocking mode a block that finds every seat taken waits in the pool's FIFO line without
  *   holding a thread ([WorkerPool.enqueue]).
  * - **Admission once per coroutine.** A coroutine is admitted or rejected at its first dispatch. Once
  *   admitted, its later dispatches (resumes after `delay`, a channel, `await`, `yield`...) are never
@@ -35,7 +35,7 @@ import kotlinx.coroutines.withContext
  *   `coroutineScope`, `withTimeout` and friends, also `withContext(NonCancellable)` cleanup and what it
  *   launches) belong to it and are not rejected either, whatever path they resume through. Coroutines
  *   on a `limitedParallelism` view count as admitted work of the pool.
- * - **Rejection** (nonblocking mode with every worker busy, a full line, or a shut-down pool) follows
+ * - **Rejection** (nonblocking mode with every seat taken, a full line, or a shut-down pool) follows
  *   the convention of `Executor.asCoroutineDispatcher()`: the coroutine is cancelled with a
  *   [CancellationException] whose cause is the [PoolOverloadedException] (or [PoolClosedException])
  *   and finishes on [Dispatchers.IO], so no scope hangs. To get the rejection as an exception instead,

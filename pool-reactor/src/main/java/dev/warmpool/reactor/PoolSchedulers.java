@@ -54,7 +54,7 @@ import reactor.core.scheduler.Scheduler;
  * {@code timeout}, {@code Flux.interval}) is refused only by a closed pool, never for load: it takes
  * no thread until due, and then waits its turn (DESIGN guarantee 7).
  * <ul>
- *   <li>Nonblocking pool, every worker busy: {@link PoolOverloadedException} for immediate work.</li>
+ *   <li>Nonblocking pool, every seat taken: {@link PoolOverloadedException} for immediate work.</li>
  *   <li>Blocking pool: work waits in the pool's waiting line without holding a thread;
  *       {@link PoolOverloadedException} only if that line is full. With the pool's
  *       {@code maxWaitInLine}, a direct task ({@code subscribeOn} of a callable, {@code publishOn}

@@ -20,7 +20,7 @@ import io.reactivex.rxjava3.schedulers.SchedulerRunnableIntrospection;
  * <h2>Guarantees of the returned scheduler</h2>
  * <ul>
  *   <li>Direct tasks ({@code scheduleDirect}) go to {@link WorkerPool#enqueue}, which never blocks the
- *       caller: in blocking mode a task that finds every worker busy waits in the pool's line without
+ *       caller: in blocking mode a task that finds every seat taken waits in the pool's line without
  *       a thread.</li>
  *   <li>Delayed tasks wait on the pool's shared timer; periodic tasks run at a fixed rate, as with
  *       RxJava's {@code Schedulers.from(scheduledExecutor)}: a direct one under the pool's own
@@ -53,7 +53,7 @@ import io.reactivex.rxjava3.schedulers.SchedulerRunnableIntrospection;
  *       rejected; delayed and periodic tasks are admitted when scheduled. A delay {@code <= 0} on a
  *       one-shot {@code schedule} is a timer due now ({@code Single.timer(0, ..)},
  *       {@code delay(0, ..)}): like any timer it is refused only by a closed pool, never for load
- *       (DESIGN guarantee 7); with every worker busy it waits its turn. A worker runs its timers
+ *       (DESIGN guarantee 7); with every seat taken it waits its turn. A worker runs its timers
  *       due at the same time in the order they were scheduled, not in line with its immediate
  *       tasks. Only {@code scheduleDirect(run)} and {@code Worker.schedule(run)} are
  *       immediate.</li>

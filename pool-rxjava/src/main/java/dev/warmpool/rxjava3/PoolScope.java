@@ -49,7 +49,7 @@ import org.reactivestreams.Publisher;
  *       {@code interval}, {@code timeout}) are admitted when scheduled and wait their turn when due;
  *       so is every later task of an admitted worker. A stream admitted before the pool filled up
  *       therefore completes normally.</li>
- *   <li>In blocking mode no call blocks the emitting thread: a task that finds every worker busy waits
+ *   <li>In blocking mode no call blocks the emitting thread: a task that finds every seat taken waits
  *       in the pool's line without a thread.</li>
  * </ul>
  * The scheduler passed to the body belongs to that one subscription: using it after the stream ended

@@ -25,7 +25,7 @@ import java.util.Objects;
  *
  * <h2>Guarantees</h2>
  * <ul>
- *   <li>When the pool rejects the work (nonblocking mode with every worker busy, or a full waiting
+ *   <li>When the pool rejects the work (nonblocking mode with every seat taken, or a full waiting
  *       line: {@link PoolOverloadedException}; a shut-down pool: {@link PoolClosedException}), the
  *       subscriber receives exactly one {@code onError} with that exception and the upstream is
  *       cancelled. Nothing is thrown from {@code subscribe()}, nothing goes to {@code
@@ -37,7 +37,7 @@ import java.util.Objects;
  *       rejected, they wait their turn, so a stream admitted before the pool filled up completes
  *       normally. {@code Single}, {@code Maybe} and {@code Completable} (and {@code
  *       Observable.subscribeOn}) schedule one direct task, which is admitted or rejected once.</li>
- *   <li>In blocking mode nothing blocks the emitting thread: work that finds every worker busy waits
+ *   <li>In blocking mode nothing blocks the emitting thread: work that finds every seat taken waits
  *       in the pool's line without a thread, and is rejected only when that line is full.</li>
  *   <li><b>Line deadlines</b> (blocking mode with {@link WorkerPool.Builder#maxWaitInLine}): a direct
  *       task ({@code Single}, {@code Maybe}, {@code Completable}, {@code Observable.subscribeOn})
