@@ -10,10 +10,11 @@ import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 
 /**
- * The {@link Schedulers.Factory} behind {@link PoolSchedulers#factory()} (its contract is there):
- * every bounded-elastic scheduler becomes a scheduler that owns a pool of its own, built from
- * Reactor's parameters and thread factory (its names, daemon flag, and virtual threads for the
- * thread-per-task variant) and handed to {@code onNewPool} before it can run a task.
+ * The {@link Schedulers.Factory} behind {@link PoolSchedulers#factory()} and its overloads (their
+ * contract is there): every bounded-elastic scheduler becomes a scheduler that owns a pool of its
+ * own, built from Reactor's parameters and thread factory (its names, daemon flag, and virtual
+ * threads for the thread-per-task variant), then the caller's own builder settings, and handed to
+ * {@code onNewPool} before it can run a task.
  */
 final class PoolSchedulerFactory implements Schedulers.Factory {
   /**
@@ -25,10 +26,14 @@ final class PoolSchedulerFactory implements Schedulers.Factory {
   /** warmpool's default idle time where Reactor gives none (the thread-per-task variant). */
   private static final Duration NO_TTL_GIVEN = Duration.ofSeconds(60);
 
+  /** Called with every builder after Reactor's parameters are set; null if none was given. */
+  private final @Nullable Consumer<WorkerPool.Builder> configure;
   /** Called with every pool this factory builds; null for {@link PoolSchedulers#factory()}. */
   private final @Nullable Consumer<WorkerPool> onNewPool;
 
-  PoolSchedulerFactory(@Nullable Consumer<WorkerPool> onNewPool) {
+  PoolSchedulerFactory(@Nullable Consumer<WorkerPool.Builder> configure,
+      @Nullable Consumer<WorkerPool> onNewPool) {
+    this.configure = configure;
     this.onNewPool = onNewPool;
   }
 
@@ -46,13 +51,16 @@ final class PoolSchedulerFactory implements Schedulers.Factory {
 
   private Scheduler owned(int threadCap, int queuedTaskCap, ThreadFactory threadFactory,
       Duration ttl) {
-    WorkerPool pool = WorkerPool.builder()
+    WorkerPool.Builder builder = WorkerPool.builder()
         .name(nameOf(threadFactory))
         .capacity(Math.min(threadCap, MAX_CAPACITY))
         .maxWaiting(queuedTaskCap)
         .maxIdle(ttl)
-        .threadFactory(threadFactory)
-        .build();
+        .threadFactory(threadFactory);
+    if (configure != null) {
+      configure.accept(builder); // nothing is built yet: a throw leaves nothing to close
+    }
+    WorkerPool pool = builder.build();
     if (onNewPool != null) {
       try {
         onNewPool.accept(pool);
@@ -77,6 +85,8 @@ final class PoolSchedulerFactory implements Schedulers.Factory {
 
   @Override
   public String toString() {
-    return onNewPool == null ? "PoolSchedulers.factory()" : "PoolSchedulers.factory(onNewPool)";
+    return onNewPool == null ? "PoolSchedulers.factory()"
+        : configure == null ? "PoolSchedulers.factory(onNewPool)"
+        : "PoolSchedulers.factory(configure, onNewPool)";
   }
 }

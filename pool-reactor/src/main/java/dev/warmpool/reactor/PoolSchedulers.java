@@ -154,7 +154,7 @@ public final class PoolSchedulers {
    * defaults.
    */
   public static reactor.core.scheduler.Schedulers.Factory factory() {
-    return new PoolSchedulerFactory(null);
+    return new PoolSchedulerFactory(null, null);
   }
 
   /**
@@ -175,7 +175,31 @@ public final class PoolSchedulers {
    */
   public static reactor.core.scheduler.Schedulers.Factory factory(
       java.util.function.Consumer<WorkerPool> onNewPool) {
+    return new PoolSchedulerFactory(null,
+        Objects.requireNonNull(onNewPool, "onNewPool must not be null"));
+  }
+
+  /**
+   * Like {@link #factory(java.util.function.Consumer)}, and each pool's builder is first handed to
+   * {@code configure}, for what only a builder takes (a task decorator, a failure handler, a
+   * ticker). {@code configure} is called once per pool, on the same thread as {@code onNewPool} and
+   * before it, with the builder already holding Reactor's parameters (name, capacity, max-waiting,
+   * max-idle, thread factory); a setting it makes wins. If it throws, no pool is built and the
+   * exception propagates unchanged from Reactor's call; if the builder then refuses its settings,
+   * that exception propagates the same way.
+   * <pre>{@code
+   * Schedulers.setFactory(PoolSchedulers.factory(
+   *     builder -> builder.taskDecorator(copyMdc),      // a UnaryOperator<Runnable>
+   *     pool -> new WorkerPoolMetrics(pool, Tags.empty()).bindTo(registry)));
+   * }</pre>
+   *
+   * @throws NullPointerException if {@code configure} or {@code onNewPool} is null
+   */
+  public static reactor.core.scheduler.Schedulers.Factory factory(
+      java.util.function.Consumer<WorkerPool.Builder> configure,
+      java.util.function.Consumer<WorkerPool> onNewPool) {
     return new PoolSchedulerFactory(
+        Objects.requireNonNull(configure, "configure must not be null"),
         Objects.requireNonNull(onNewPool, "onNewPool must not be null"));
   }
 }

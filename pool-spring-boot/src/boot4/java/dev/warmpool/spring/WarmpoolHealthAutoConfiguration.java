@@ -13,7 +13,9 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.context.annotation.Bean;
 
 /**
- * Health, for Spring Boot 4 (the other Boot line has this file with its own imports): with Actuator,
+ * Health, for Spring Boot 4 ({@code WarmpoolBoot3HealthAutoConfiguration} is the same for Boot 3.5,
+ * whose Actuator types live in other packages; the jar carries both, each compiled against its own
+ * line's Actuator, and each switches on only with its own line's types): with Actuator,
  * the {@code warmpool} health contributor has one component per {@link WorkerPool} bean, named after
  * the bean: {@code UP} while the pool runs, {@code OUT_OF_SERVICE} once it is shut down, with
  * {@code capacity}, {@code busy}, {@code waiting}, {@code rejected} and {@code expired} as details

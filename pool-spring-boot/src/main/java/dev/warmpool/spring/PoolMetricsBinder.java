@@ -13,18 +13,23 @@ import org.springframework.beans.factory.SmartInitializingSingleton;
  * factory makes ({@code warmpool.reactor.bounded-elastic}) with {@link WorkerPoolMetrics}, tagged
  * {@code name} = the pool's name. It binds once all singletons exist, so whichever configuration
  * makes the registry (Spring Boot's metrics or the application's own bean), it is there; factory
- * pools made later are bound as they are made.
+ * pools made later are bound as they are made. {@code warmpool.metrics.task-timers=false} binds them
+ * without the {@code executor} and {@code executor.idle} timers, so no task pays for timing.
  */
 final class PoolMetricsBinder implements SmartInitializingSingleton {
+  static final String TASK_TIMERS_KEY = "warmpool.metrics.task-timers";
+
   private final ListableBeanFactory beanFactory;
   private final ObjectProvider<MeterRegistry> registries;
   private final ObjectProvider<FactoryPools> factoryPools;
+  private final boolean taskTimers;
 
   PoolMetricsBinder(ListableBeanFactory beanFactory, ObjectProvider<MeterRegistry> registries,
-      ObjectProvider<FactoryPools> factoryPools) {
+      ObjectProvider<FactoryPools> factoryPools, boolean taskTimers) {
     this.beanFactory = beanFactory;
     this.registries = registries;
     this.factoryPools = factoryPools;
+    this.taskTimers = taskTimers;
   }
 
   @Override
@@ -37,7 +42,7 @@ final class PoolMetricsBinder implements SmartInitializingSingleton {
     factoryPools.ifAvailable(pools -> pools.forEachNowAndLater(pool -> bind(pool, registry)));
   }
 
-  private static void bind(WorkerPool pool, MeterRegistry registry) {
-    new WorkerPoolMetrics(pool, Tags.empty()).bindTo(registry);
+  private void bind(WorkerPool pool, MeterRegistry registry) {
+    new WorkerPoolMetrics(pool, Tags.empty(), taskTimers).bindTo(registry);
   }
 }

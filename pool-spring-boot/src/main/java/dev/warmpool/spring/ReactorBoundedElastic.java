@@ -1,5 +1,6 @@
 package dev.warmpool.spring;
 
+import dev.warmpool.reactor.PoolSchedulers;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -13,7 +14,7 @@ import reactor.core.scheduler.Schedulers;
 
 /**
  * {@code warmpool.reactor.bounded-elastic=true}: Reactor's bounded-elastic schedulers are
- * warmpool-backed ({@link BoundedElasticFactory}) while the context lives.
+ * warmpool-backed ({@link #factory}) while the context lives.
  *
  * <p>It installs the factory as a bean factory post-processor, so before any ordinary bean is
  * created: a bean that takes {@code Schedulers.boundedElastic()} in its constructor already gets a
@@ -66,8 +67,17 @@ final class ReactorBoundedElastic implements BeanFactoryPostProcessor, SmartInit
     uninstall(this);
   }
 
+  /**
+   * pool-reactor's factory (Reactor's parameters, a thread cap above core's maximum capped, so
+   * {@code newBoundedElastic(Integer.MAX_VALUE, ..)} works), with the context's task decorator on
+   * every pool's builder, and every pool handed to {@code pools} (grace on close, metrics).
+   */
+  static Schedulers.Factory factory(FactoryPools pools) {
+    return PoolSchedulers.factory(builder -> builder.taskDecorator(pools::decorate), pools);
+  }
+
   private static synchronized void install(ReactorBoundedElastic context) {
-    context.setAside = Schedulers.setFactoryWithSnapshot(new BoundedElasticFactory(context.pools));
+    context.setAside = Schedulers.setFactoryWithSnapshot(factory(context.pools));
     INSTALLED.add(context);
   }
 

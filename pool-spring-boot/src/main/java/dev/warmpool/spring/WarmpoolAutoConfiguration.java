@@ -26,8 +26,9 @@ import org.springframework.core.env.Environment;
  *       warmpool (with warmpool-reactor on the class path; {@link ReactorBoundedElastic});</li>
  *   <li>{@code warmpool.rxjava.io=<pool>}: RxJava's {@code Schedulers.io()} on that pool (with
  *       warmpool-rxjava; {@link RxJavaIo});</li>
- *   <li>with warmpool-micrometer and a {@code MeterRegistry} bean: every pool's meters
- *       ({@link PoolMetricsBinder}).</li>
+ *   <li>with warmpool-micrometer and a {@code MeterRegistry} bean: every pool's meters, the
+ *       {@code executor}/{@code executor.idle} task timers unless
+ *       {@code warmpool.metrics.task-timers=false} ({@link PoolMetricsBinder}).</li>
  * </ul>
  * Each optional part switches on only when its classes are on the class path; with warmpool-core
  * alone the pools still work.
@@ -100,8 +101,10 @@ public class WarmpoolAutoConfiguration {
   static class MetricsConfiguration {
     @Bean
     static PoolMetricsBinder warmpoolMetricsBinder(ListableBeanFactory beanFactory,
-        ObjectProvider<MeterRegistry> registries, ObjectProvider<FactoryPools> factoryPools) {
-      return new PoolMetricsBinder(beanFactory, registries, factoryPools);
+        ObjectProvider<MeterRegistry> registries, ObjectProvider<FactoryPools> factoryPools,
+        Environment environment) {
+      return new PoolMetricsBinder(beanFactory, registries, factoryPools,
+          Binder.get(environment).bind(PoolMetricsBinder.TASK_TIMERS_KEY, Boolean.class).orElse(true));
     }
   }
 }

@@ -18,6 +18,7 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
  *   spring.task-executor: io           # @Async and the applicationTaskExecutor on the pool "io"
  *   reactor.bounded-elastic: true      # Schedulers.boundedElastic() on warmpool
  *   rxjava.io: io                      # RxJava's Schedulers.io() on the pool "io"
+ *   metrics.task-timers: true          # the executor and executor.idle timers (with Micrometer)
  *   shutdown.await-termination: 30s
  * }</pre>
  * Every entry of {@code pools} becomes one {@link dev.warmpool.WorkerPool} bean named after its
@@ -38,6 +39,8 @@ public class WarmpoolProperties {
   private final Shutdown shutdown = new Shutdown();
 
   private final Spring spring = new Spring();
+
+  private final Metrics metrics = new Metrics();
 
   /** The pools by name (bean name and pool name). */
   public Map<String, Pool> getPools() {
@@ -62,6 +65,11 @@ public class WarmpoolProperties {
   /** Spring's own executors, adopted onto a pool on request. */
   public Spring getSpring() {
     return spring;
+  }
+
+  /** The pools' meters (with warmpool-micrometer and a MeterRegistry bean). */
+  public Metrics getMetrics() {
+    return metrics;
   }
 
   /** One pool: {@code warmpool.pools.<name>.*}. */
@@ -233,6 +241,23 @@ public class WarmpoolProperties {
 
     public void setTaskScheduler(@Nullable String taskScheduler) {
       this.taskScheduler = taskScheduler;
+    }
+  }
+
+  /** {@code warmpool.metrics.*}. */
+  public static class Metrics {
+    /**
+     * Whether every pool also records the executor (run time) and executor.idle (acceptance to
+     * start) timers of each task, tag name; false leaves both out, and their cost per task.
+     */
+    private boolean taskTimers = true;
+
+    public boolean isTaskTimers() {
+      return taskTimers;
+    }
+
+    public void setTaskTimers(boolean taskTimers) {
+      this.taskTimers = taskTimers;
     }
   }
 

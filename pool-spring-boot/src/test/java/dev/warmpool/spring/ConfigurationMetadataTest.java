@@ -24,7 +24,7 @@ class ConfigurationMetadataTest {
           "\"warmpool.pools\"", "java.util.Map<java.lang.String,dev.warmpool.spring.WarmpoolProperties$Pool>",
           "\"warmpool.spring.task-executor\"", "\"warmpool.spring.task-scheduler\"",
           "\"warmpool.reactor.bounded-elastic\"", "\"warmpool.rxjava.io\"",
-          "\"warmpool.shutdown.await-termination\"");
+          "\"warmpool.shutdown.await-termination\"", "\"warmpool.metrics.task-timers\"");
     }
   }
 

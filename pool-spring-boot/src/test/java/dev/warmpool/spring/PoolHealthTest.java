@@ -12,7 +12,9 @@ import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.springframework.boot.SpringBootVersion;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Configuration;
 
 /**
@@ -21,6 +23,30 @@ import org.springframework.context.annotation.Configuration;
  * with {@code capacity}, {@code busy}, {@code waiting}, {@code rejected} and {@code expired}.
  */
 class PoolHealthTest {
+
+  /**
+   * The jar carries the contributor of both Boot lines (each compiled against its own line's
+   * Actuator, as in the published jar), and on this line only this line's switches on; the other
+   * line's is never loaded (its Actuator types are not there).
+   */
+  @Test
+  void bothBootLinesContributorsAreThereAndOnlyThisLinesSwitchesOn() {
+    String boot4 = "dev.warmpool.spring.WarmpoolHealthAutoConfiguration";
+    String boot3 = "dev.warmpool.spring.WarmpoolBoot3HealthAutoConfiguration";
+    boolean onBoot3 = SpringBootVersion.getVersion().startsWith("3.");
+    for (String contributor : new String[] {boot4, boot3}) {
+      assertThat(getClass().getClassLoader().getResource(contributor.replace('.', '/') + ".class"))
+          .as(contributor).isNotNull();
+    }
+    new ApplicationContextRunner().withUserConfiguration(App.class)
+        .withPropertyValues("warmpool.pools.db.capacity=2")
+        .run(context -> {
+          assertThat(context).hasNotFailed();
+          assertThat(context.containsBean(boot4)).isEqualTo(!onBoot3);
+          assertThat(context.containsBean(boot3)).isEqualTo(onBoot3);
+          assertThat(context).hasBean("warmpoolHealthContributor");
+        });
+  }
 
   @Test
   void onePerPoolUpWhileRunningOutOfServiceOnceShutDownWithItsCounters() throws Exception {

@@ -66,6 +66,49 @@ class PoolMetricsTest {
   }
 
   @Test
+  void taskTimersRecordEveryTaskByDefault() {
+    warmpool().withBean(MeterRegistry.class, SimpleMeterRegistry::new)
+        .withPropertyValues("warmpool.pools.db.capacity=3").run(context -> {
+          MeterRegistry registry = context.getBean(MeterRegistry.class);
+          context.getBean("db", WorkerPool.class).submit(() -> {}).get();
+          // the run is timed when the task returns, which may be just after get() returns
+          await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> {
+            assertThat(registry.get("executor").tag("name", "db").timer().count()).isEqualTo(1);
+            assertThat(registry.get("executor.idle").tag("name", "db").timer().count()).isEqualTo(1);
+          });
+        });
+  }
+
+  @Test
+  void taskTimersOffRegisterNoTimerAndTimeNoTask() {
+    warmpool().withBean(MeterRegistry.class, SimpleMeterRegistry::new)
+        .withUserConfiguration(EarlyReactorUser.class)
+        .withPropertyValues("warmpool.pools.db.capacity=3", "warmpool.reactor.bounded-elastic=true",
+            "warmpool.metrics.task-timers=false").run(context -> {
+          MeterRegistry registry = context.getBean(MeterRegistry.class);
+          WorkerPool db = context.getBean("db", WorkerPool.class);
+          db.submit(() -> {}).get();
+          Schedulers.boundedElastic().schedule(() -> {});
+          // the other meters are there; the pool has no task timer at all, so nothing is timed
+          assertThat(registry.get("executor.pool.max").tag("name", "db").gauge().value()).isEqualTo(3);
+          assertThat(db.taskTimer()).isNull();
+          assertThat(registry.find("executor").meters()).isEmpty();
+          assertThat(registry.find("executor.idle").meters()).isEmpty();
+        });
+  }
+
+  @Test
+  void aTaskTimersValueThatIsNoBooleanStopsTheStartUpNamingTheKey() {
+    warmpool().withBean(MeterRegistry.class, SimpleMeterRegistry::new)
+        .withPropertyValues("warmpool.pools.db.capacity=3", "warmpool.metrics.task-timers=maybe")
+        .run(context -> {
+          assertThat(context).hasFailed();
+          assertThat(context.getStartupFailure()).rootCause().hasMessageContaining("maybe");
+          assertThat(context.getStartupFailure()).hasStackTraceContaining("warmpool.metrics.task-timers");
+        });
+  }
+
+  @Test
   void noRegistryNoMetricsAndNoFailure() {
     warmpool().withPropertyValues("warmpool.pools.db.capacity=3").run(context -> {
       assertThat(context).hasNotFailed();

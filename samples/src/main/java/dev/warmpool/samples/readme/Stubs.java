@@ -25,10 +25,6 @@ public final class Stubs {
     return "response";
   }
 
-  public static String slowLookup(int id) {
-    return "report " + id;
-  }
-
   public static String poll() {
     return "poll";
   }

@@ -25,7 +25,7 @@ import org.junit.jupiter.api.Test;
  * between {@code // snippet:region} and {@code // end:region} in {@code File.java} or {@code File.kt}.
  * This test fails when a block has no marker, when a marker names no region, when a block and its
  * region differ (compared line by line, ignoring indentation, runs of spaces and blank lines), and
- * when a region is shown by no README. pool-spring-boot/README.md is not covered.
+ * when a region is shown by no README.
  *
  * <p>A Gradle build script in Kotlin cannot be compiled here; it is marked
  * {@code <!-- not compiled: Gradle build script -->} instead, and only a block that declares
@@ -35,7 +35,7 @@ class ReadmeSnippetsTest {
   /** The documents whose code blocks are checked, relative to the repository root. */
   static final List<String> DOCUMENTS = List.of("README.md", "docs/architecture.md",
       "pool-core/README.md", "pool-reactor/README.md", "pool-rxjava/README.md",
-      "pool-kotlin/README.md", "pool-micrometer/README.md");
+      "pool-kotlin/README.md", "pool-micrometer/README.md", "pool-spring-boot/README.md");
 
   private static final Path ROOT = Path.of("..");
   private static final List<Path> SOURCE_ROOTS = List.of(Path.of("src/main/java"),

@@ -23,7 +23,9 @@ import org.springframework.boot.web.server.context.WebServerApplicationContext;
 
 /**
  * The sample on a real Netty server on a random loopback port: a burst larger than the pool is
- * partly served and partly shed as 503, one 503 per pool rejection; the pool closes with the context, after the request in flight.
+ * partly served and partly shed as 503 (the starter's problem answer), one 503 per pool rejection;
+ * {@code @Async} and {@code @Scheduled} run on the adopted pool {@code jobs}; the pool closes with
+ * the context, after the request in flight.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
 class OverloadSheddingApplicationTest {
@@ -34,6 +36,9 @@ class OverloadSheddingApplicationTest {
 
   @Autowired
   WorkerPool reports;
+
+  @Autowired
+  ReportJobs jobs;
 
   @Test
   void aBurstBeyondCapacityIsShedAs503OnePerPoolRejection() {
@@ -49,25 +54,35 @@ class OverloadSheddingApplicationTest {
     }
     int ok = 0;
     int shed = 0;
+    String oneShed = "";
     for (CompletableFuture<HttpResponse<String>> response : burst) {
       HttpResponse<String> r = response.join();
       if (r.statusCode() == 200) {
         assertThat(r.body()).startsWith("report ");
         ok++;
       } else {
+        // the starter's answer: the sample has no handler of its own
         assertThat(r.statusCode()).isEqualTo(503);
         assertThat(r.headers().firstValue("Retry-After")).hasValue("1");
-        assertThat(r.body()).contains("reports");
+        assertThat(r.headers().firstValue("Content-Type")).hasValue("application/problem+json");
+        assertThat(r.body()).contains("\"status\":503", "\"pool\":\"reports\"");
+        oneShed = r.body();
         shed++;
       }
     }
-    System.out.printf("sample overload: offered=%d ok=%d shed(503)=%d pool %s%n", BURST, ok, shed,
-        reports.stats());
+    System.out.printf("sample overload: offered=%d ok=%d shed(503)=%d pool %s%n  a 503: %s%n", BURST,
+        ok, shed, reports.stats(), oneShed);
 
     assertThat(ok + shed).isEqualTo(BURST);
     assertThat(ok).isGreaterThanOrEqualTo(reports.capacity());
     assertThat(shed).isPositive().isEqualTo(reports.stats().rejected());
     assertThat(reports.stats().completed()).isEqualTo(ok);
+  }
+
+  @Test
+  void asyncAndScheduledRunOnTheAdoptedPoolJobs() throws Exception {
+    assertThat(jobs.archive(7).get(10, TimeUnit.SECONDS)).startsWith("archived 7 on jobs-");
+    assertThat(jobs.firstSweepThread()).startsWith("jobs-");
   }
 
   @Test

@@ -13,7 +13,9 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.context.annotation.Bean;
 
 /**
- * Health, for Spring Boot 3.5 (the other Boot line has this file with its own imports): with Actuator,
+ * Health, for Spring Boot 3.5 ({@code WarmpoolHealthAutoConfiguration} is the same for Boot 4, whose
+ * Actuator types moved package; the jar carries both, each compiled against its own line's Actuator,
+ * and each switches on only with its own line's types): with Actuator,
  * the {@code warmpool} health contributor has one component per {@link WorkerPool} bean, named after
  * the bean: {@code UP} while the pool runs, {@code OUT_OF_SERVICE} once it is shut down, with
  * {@code capacity}, {@code busy}, {@code waiting}, {@code rejected} and {@code expired} as details
@@ -23,7 +25,7 @@ import org.springframework.context.annotation.Bean;
 @ConditionalOnClass(name = {"org.springframework.boot.actuate.health.HealthIndicator",
     "org.springframework.boot.actuate.autoconfigure.health.ConditionalOnEnabledHealthIndicator"})
 @ConditionalOnBean(WorkerPool.class)
-public class WarmpoolHealthAutoConfiguration {
+public class WarmpoolBoot3HealthAutoConfiguration {
 
   @Bean
   @ConditionalOnEnabledHealthIndicator(PoolHealth.NAME)
