@@ -892,7 +892,7 @@ public final class GoalTable {
 
   // ---------------------------------------------------------------- environment
 
-  private static String loadAvg() {
+  static String loadAvg() {
     try {
       return Files.readString(Path.of("/proc/loadavg"), StandardCharsets.US_ASCII).trim();
     } catch (IOException | RuntimeException unavailable) {
