@@ -392,7 +392,7 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
     if (e == null || e.owner != a || !e.reset()) {
       e = a.newEntry(KIND, this);
     }
-    boolean deadline = mode == Mode.ENQUEUE && a.maxWaitInLineNanos > 0;
+    boolean deadline = mode == Mode.ENQUEUE && a.shedsLine();
     if (deadline) {
       e.keepFromReuse(); // its timer must never meet a later trip of the entry
     }
