@@ -544,8 +544,9 @@ public interface WorkerPool extends ScheduledExecutorService, AutoCloseable {
      * work that a deadline can shed ({@link #controlledDelay}, {@link #maxWaitInLine} or a
      * per-task deadline), so accepted work that can only leave the line by running is never
      * starved: such an entry (admitted work: a lane that yields its seat, a due timer; or any entry
-     * of a pool without deadlines, whose line stays FIFO) is never served newest first, and once
-     * the oldest such entry has waited a whole standing interval it goes first. Meant to be paired
+     * of a pool without deadlines, whose line stays FIFO) is never served newest first (while it
+     * is the newest entry, the line is served FIFO), and once it is the oldest entry and has waited
+     * a whole standing interval it goes first. Meant to be paired
      * with {@code controlledDelay}. Subpools take their parent's setting; a sharded pool's shard that
      * serves a sibling's line takes the entry the sibling would. Ignored in nonblocking mode.
      */

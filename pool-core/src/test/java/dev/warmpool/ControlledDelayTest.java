@@ -304,6 +304,29 @@ class ControlledDelayTest {
     assertThat(order).containsExactly("admittedLane", "t3", "newLane", "caller", "t0");
   }
 
+  /**
+   * A newest entry that no deadline can shed (an admitted lane's place, as when a lane yields its
+   * seat and rejoins) does not barge in under LIFO: while it is the newest, the line is FIFO.
+   */
+  @Test
+  void aNewestEntryThatCannotBeShedDoesNotBargeIn() {
+    WorkerPool pool = pool(1, b -> b.adaptiveLifo(true).maxWaitInLine(HOUR));
+    SerialExecutor lane = pool.newSerialExecutor();
+    CountDownLatch seated = new CountDownLatch(1);
+    lane.execute(seated::countDown);
+    PoolFixture.await(seated);
+    PoolFixture.Gate gate = fixture.occupy(pool);
+    List<String> order = new CopyOnWriteArrayList<>();
+    pool.enqueue(() -> order.add("t0"));
+    pool.enqueue(() -> order.add("t1"));
+    passes(pool, ms(150)); // the line stands
+    lane.execute(() -> order.add("lane")); // admitted: joins last, without a deadline
+    awaitWaiting(pool, 3);
+    gate.open();
+    assertThat(eventually(() -> order.size() == 3)).isTrue();
+    assertThat(order).containsExactly("t0", "t1", "lane");
+  }
+
   @Test
   void controlledDelayRefusesArgumentsNamingThem() {
     WorkerPool.Builder b = WorkerPool.builder();
