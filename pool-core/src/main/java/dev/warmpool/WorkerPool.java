@@ -41,14 +41,17 @@ import org.jspecify.annotations.Nullable;
  *   <li>Nonblocking mode: {@link #execute} and {@link #enqueue} throw {@link PoolOverloadedException}
  *       at once; {@link #tryExecute(Runnable)} returns {@code false}.</li>
  *   <li>Blocking mode: {@link #execute} blocks the caller in a FIFO waiting line until a seat is
- *       handed to it (a finishing worker hands its seat to the head of the line; nobody barges);
+ *       handed to it (a finishing worker hands its seat to the head of the line; nobody barges;
+ *       with {@link Builder#adaptiveLifo}, to the newest entry while the line stands);
  *       {@link #enqueue} and {@code submit} put the task itself in the same line and return at once
  *       ({@code execute} is the one call that blocks its caller);
  *       {@link #tryExecute(Runnable, Duration)} waits at most the timeout. When the line already holds
  *       {@code maxWaiting} entries the call throws {@link PoolOverloadedException}.</li>
  * </ul>
  * A rejection always happens at the submitting call; a task that was accepted runs exactly once or is
- * returned by {@link #shutdownNow()}.
+ * returned by {@link #shutdownNow()}, unless its user opted into shedding: a line deadline
+ * ({@link Builder#maxWaitInLine}) or controlled delay ({@link Builder#controlledDelay}) expires it in
+ * line, and it hears of that.
  *
  * <h2>Timers</h2>
  * {@code schedule*} tasks wait on one shared timer thread and take no seat until due; a due task is
