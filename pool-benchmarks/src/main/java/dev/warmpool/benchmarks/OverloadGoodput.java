@@ -54,7 +54,9 @@ import reactor.core.scheduler.Schedulers;
  * down and awaited before the next one starts, and each trial builds a fresh peer.
  *
  * <p>Peers (ids): {@code warmpool-maxWaitInLine} ({@code maxWaitInLine(50 ms)}, {@code enqueue}; an
- * expired task is seen through {@link CancellationAware#onExpired}), {@code warmpool-blocking}
+ * expired task is seen through {@link CancellationAware#onExpired}), {@code warmpool-controlledDelay}
+ * ({@code controlledDelay(5 ms, 100 ms)}, {@code enqueue}), {@code warmpool-controlledDelay-lifo}
+ * (the same plus {@code adaptiveLifo(true)}), {@code warmpool-blocking}
  * (blocking mode, default {@code maxWaiting} 100,000, no deadline, {@code enqueue}),
  * {@code warmpool-nonblocking} ({@code enqueue} throws when every seat is taken), {@code tpe-fixed}
  * (fixed {@code ThreadPoolExecutor(20)} + unbounded {@code LinkedBlockingQueue}), {@code tpe-abq}
@@ -95,13 +97,18 @@ public final class OverloadGoodput {
   static final int ELASTIC_QUEUE = 100_000;
 
   static final String WP_DEADLINE = "warmpool-maxWaitInLine";
+  static final String WP_CODEL = "warmpool-controlledDelay";
+  static final String WP_CODEL_LIFO = "warmpool-controlledDelay-lifo";
+  static final long CODEL_TARGET_MS = 5;
+  static final long CODEL_INTERVAL_MS = 100;
   static final String WP_BLOCKING = "warmpool-blocking";
   static final String WP_NONBLOCKING = "warmpool-nonblocking";
   static final String TPE_LBQ = Peers.TPE_FIXED;
   static final String TPE_ABQ = "tpe-abq";
   static final String ELASTIC = "elastic-direct";
   static final List<String> PEERS =
-      List.of(WP_DEADLINE, WP_BLOCKING, WP_NONBLOCKING, TPE_LBQ, TPE_ABQ, ELASTIC);
+      List.of(WP_DEADLINE, WP_CODEL, WP_CODEL_LIFO, WP_BLOCKING, WP_NONBLOCKING, TPE_LBQ, TPE_ABQ,
+          ELASTIC);
 
   /** The figures, in table order; per phase and peer, one value per round. */
   static final String GOODPUT = "goodput";
@@ -239,6 +246,14 @@ public final class OverloadGoodput {
       case WP_DEADLINE:
         return warmpool(WorkerPool.builder().name("gp-deadline").capacity(CAPACITY)
             .maxWaitInLine(Duration.ofMillis(MAX_WAIT_IN_LINE_MS)).build());
+      case WP_CODEL:
+        return warmpool(WorkerPool.builder().name("gp-codel").capacity(CAPACITY)
+            .controlledDelay(Duration.ofMillis(CODEL_TARGET_MS), Duration.ofMillis(CODEL_INTERVAL_MS))
+            .build());
+      case WP_CODEL_LIFO:
+        return warmpool(WorkerPool.builder().name("gp-codel-lifo").capacity(CAPACITY)
+            .controlledDelay(Duration.ofMillis(CODEL_TARGET_MS), Duration.ofMillis(CODEL_INTERVAL_MS))
+            .adaptiveLifo(true).build());
       case WP_BLOCKING:
         return warmpool(WorkerPool.builder().name("gp-blocking").capacity(CAPACITY).build());
       case WP_NONBLOCKING:
@@ -623,6 +638,7 @@ public final class OverloadGoodput {
         + partly(poisson.get(WAIT_P99)),
         median(poisson.get(WAIT_P99)), limit, false, "%.1f ms");
     sb.append('\n');
+    codelGoals(sb, figures);
     double overTask = median(over.get(TASK_TIME));
     double poissonTask = median(poisson.get(TASK_TIME));
     sb.append(String.format(Locale.ROOT, "For context, not goals: a 10 ms task took %.2f ms (overload)"
@@ -633,6 +649,27 @@ public final class OverloadGoodput {
         CAPACITY * 1000 / poissonTask, median(over.get(GOODPUT_MEASURED)),
         Phase.POISSON.load * CAPACITY_PER_SECOND / (CAPACITY * 1000 / poissonTask),
         MAX_WAIT_IN_LINE_MS * 1.1 + 10));
+  }
+
+  /** Issue 34's goals for warmpool with {@code controlledDelay(5 ms, 100 ms)}, measured, met or not. */
+  private static void codelGoals(StringBuilder sb,
+      Map<Phase, Map<String, Map<String, List<Double>>>> figures) {
+    Map<String, List<Double>> over = figures.getOrDefault(Phase.OVERLOAD, Map.of())
+        .getOrDefault(WP_CODEL, Map.of());
+    Map<String, List<Double>> poisson = figures.getOrDefault(Phase.POISSON, Map.of())
+        .getOrDefault(WP_CODEL, Map.of());
+    if (over.isEmpty() && poisson.isEmpty()) {
+      return;
+    }
+    sb.append("## Goals (warmpool with `controlledDelay(5 ms, 100 ms)`)\n\n");
+    sb.append("| goal | measured | met |\n|---|---:|---|\n");
+    goal(sb, "overload: goodput >= 0.95 of capacity", median(over.get(GOODPUT)), 0.95, true, "%.3f");
+    goal(sb, "overload: p50 start delay of served work <= 10 ms", median(over.get(START_P50)), 10.0,
+        false, "%.1f ms");
+    goal(sb, "overload: p99 start delay <= 2x the target plus one task (20 ms)",
+        median(over.get(START_P99)), 2.0 * CODEL_TARGET_MS + TASK_MS, false, "%.1f ms");
+    goal(sb, "Poisson 0.8x: <= 1% refused", median(poisson.get(REFUSED_PCT)), 1.0, false, "%.2f %%");
+    sb.append('\n');
   }
 
   /**
