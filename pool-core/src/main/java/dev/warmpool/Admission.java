@@ -69,9 +69,19 @@ final class Admission implements TaskEnvelope.Owner {
   final int maxWaiting;
   /** How long an entry may wait in line unless it says otherwise, in nanos; 0: no limit. */
   final long maxWaitInLineNanos;
+  /**
+   * Controlled delay (blocking mode; 0: off): while the line stands (not once empty for the
+   * interval), an entry that waited longer than the target expires. See {@link #delayBound}.
+   */
+  final long delayTargetNanos;
+  final long delayIntervalNanos;
+  /** Whether a standing line serves its newest entry first (blocking mode). */
+  final boolean adaptiveLifo;
+  /** As configured (also in nonblocking mode): what a subpool inherits. */
+  final LinePolicy policy;
   volatile int capacity;
   final RunState state = new RunState();
-  final WaitingLine line = new WaitingLine();
+  final WaitingLine line;
   final Accounting accounting;
   /**
    * Whether a seated task may travel as a plain kind and argument (a pool), or always needs an
@@ -93,9 +103,18 @@ final class Admission implements TaskEnvelope.Owner {
   Siblings siblings;
 
   Admission(String name, String description, int capacity, boolean nonblocking, int maxWaiting,
-      long maxWaitInLineNanos, Accounting accounting, Admission parent, boolean plainPlacement,
-      Placement placement, Runnable mayTerminate) {
+      long maxWaitInLineNanos, LinePolicy policy, Accounting accounting, Admission parent,
+      boolean plainPlacement, Placement placement, Runnable mayTerminate) {
     this.maxWaitInLineNanos = maxWaitInLineNanos;
+    this.policy = policy;
+    // Blocking mode only, as line deadlines: a nonblocking pool's line holds admitted work only,
+    // which never expires, and which LIFO would only reorder.
+    this.delayTargetNanos = nonblocking ? 0L : policy.targetNanos();
+    this.delayIntervalNanos = nonblocking ? 0L : policy.intervalNanos();
+    this.adaptiveLifo = !nonblocking && policy.lifo();
+    long standing = delayTargetNanos > 0 ? delayIntervalNanos
+        : adaptiveLifo ? LinePolicy.LIFO_STANDING_NANOS : 0L;
+    this.line = new WaitingLine(standing, adaptiveLifo);
     this.plainPlacement = plainPlacement;
     this.name = name;
     this.description = description;
@@ -200,6 +219,13 @@ final class Admission implements TaskEnvelope.Owner {
     long deadline = System.nanoTime() + Math.min(wait, Long.MAX_VALUE / 4);
     TaskEnvelope e = join(placement.newEntry(kind, arg, Thread.currentThread(),
         TaskEnvelope.WAITING), false, -1L);
+    if (delayTargetNanos > 0) {
+      // Controlled delay bounds a timed wait as the line deadline does: false once it is reached.
+      long bound = delayBound(e);
+      if (bound - deadline < 0) {
+        deadline = bound;
+      }
+    }
     try {
       return awaitTaken(e, true, deadline);
     } catch (InterruptedWaitException interrupted) {
@@ -261,8 +287,11 @@ final class Admission implements TaskEnvelope.Owner {
     long limit = maxWaitNanos != 0 ? maxWaitNanos : maxWaitInLineNanos;
     // Admitted work waits without a deadline, unless it brings its own: a subpool's task that
     // holds a seat there carries what is left of its deadline into this, its parent's, line.
-    if (limit > 0 && (admitted ? maxWaitNanos > 0 : e.kind.countsAsTask())) {
-      armDeadline(e, limit);
+    // Controlled delay sheds only what a line deadline could shed here, and never admitted work
+    // (nor a timed caller, which keeps its own time: dispatchTimed).
+    boolean controlled = delayTargetNanos > 0 && !admitted && maxWaitNanos >= 0;
+    if ((limit > 0 || controlled) && (admitted ? maxWaitNanos > 0 : e.kind.countsAsTask())) {
+      armDeadline(e, limit, controlled);
     }
     drainLine();
     if (siblings != null && line.size() > 0) {
@@ -274,16 +303,25 @@ final class Admission implements TaskEnvelope.Owner {
   // ---------------------------------------------------------------------------------------------
   // Line deadlines
 
-  /** An entry's line deadline on the shared timer: found by the timer, not by the next hand-off. */
+  /**
+   * An entry's line deadline (or controlled-delay bound) on the shared timer: found by the timer,
+   * not by the next hand-off (under controlled delay, by the hand-off too: {@link #shedOverdue}).
+   */
   final class Expiry extends SharedTimer.Task {
     final TaskEnvelope entry;
     final long joined;
     final long limit;
+    /** When it is due ({@link System#nanoTime()}): the hand-off checks it too. */
+    final long at;
+    /** Whether controlled delay, not the line deadline {@link #limit}, set {@link #at}. */
+    final boolean byDelay;
 
-    Expiry(TaskEnvelope entry, long joined, long limit) {
+    Expiry(TaskEnvelope entry, long joined, long limit, long at, boolean byDelay) {
       this.entry = entry;
       this.joined = joined;
       this.limit = limit;
+      this.at = at;
+      this.byDelay = byDelay;
     }
 
     @Override
@@ -294,9 +332,14 @@ final class Admission implements TaskEnvelope.Owner {
     /** The rejection its task or caller hears: how long it waited, and why. */
     PoolOverloadedException failure() {
       long waited = System.nanoTime() - joined;
+      String why = byDelay
+          ? "past the controlled-delay target of "
+              + AbstractWorkerPool.formatDuration(Duration.ofNanos(delayTargetNanos))
+              + " while the line stood (not once empty for "
+              + AbstractWorkerPool.formatDuration(Duration.ofNanos(delayIntervalNanos)) + ")"
+          : "past its deadline of " + AbstractWorkerPool.formatDuration(Duration.ofNanos(limit));
       return new PoolOverloadedException(name, description + " is overloaded: the task waited "
-          + TimeUnit.NANOSECONDS.toMillis(waited) + " ms in line, past its deadline of "
-          + AbstractWorkerPool.formatDuration(Duration.ofNanos(limit)) + "; " + occupancy());
+          + TimeUnit.NANOSECONDS.toMillis(waited) + " ms in line, " + why + "; " + occupancy());
     }
   }
 
@@ -305,13 +348,27 @@ final class Admission implements TaskEnvelope.Owner {
    * is armed leaves a timer that finds the entry gone). If no timer thread can be started, the
    * entry is taken back out and the call is rejected: a deadline is never silently dropped.
    */
-  private void armDeadline(TaskEnvelope e, long limit) {
+  private void armDeadline(TaskEnvelope e, long limit, boolean controlled) {
     long now = System.nanoTime();
-    Expiry x = new Expiry(e, now, limit);
+    long at = 0L;
+    if (limit > 0) {
+      // Only a line deadline is the entry's own, carried on into a parent's line (leftToWait);
+      // controlled delay judges each line by its own standing.
+      e.deadline = now + Math.min(limit, Long.MAX_VALUE / 4);
+      at = e.deadline;
+    }
+    boolean byDelay = false;
+    if (controlled) {
+      long bound = delayBound(e);
+      if (limit <= 0 || bound - at < 0) {
+        at = bound;
+        byDelay = true;
+      }
+    }
+    Expiry x = new Expiry(e, now, limit, at, byDelay);
     e.expiry = x;
-    e.deadline = now + Math.min(limit, Long.MAX_VALUE / 4);
     try {
-      SharedTimer.INSTANCE.schedule(x, e.deadline);
+      SharedTimer.INSTANCE.schedule(x, at);
       if (e.state != TaskEnvelope.WAITING && e.state != TaskEnvelope.EXPIRED) {
         // Publish (the timer), then check: the entry got a seat (or left) before its timer was
         // set, and whoever took it found no timer to disarm. An armed timer would hold the entry,
@@ -338,12 +395,31 @@ final class Admission implements TaskEnvelope.Owner {
    * line, if no timer thread can be started.
    */
   void armLineDeadline(TaskEnvelope e) {
-    if (maxWaitInLineNanos > 0 && e.state == TaskEnvelope.WAITING) {
-      armDeadline(e, maxWaitInLineNanos);
+    if (shedsLine() && e.state == TaskEnvelope.WAITING) {
+      armDeadline(e, maxWaitInLineNanos, delayTargetNanos > 0);
       if (e.state != TaskEnvelope.WAITING) {
         disarm(e);
       }
     }
+  }
+
+  /** Whether entries that may be shed get a timer in this line: a line deadline, or controlled delay. */
+  boolean shedsLine() {
+    return maxWaitInLineNanos > 0 || delayTargetNanos > 0;
+  }
+
+  /**
+   * Controlled delay: when an entry in line must leave it, fixed as it joins. It expires once it
+   * has waited longer than the target while the line stands; the line stands once it has not been
+   * empty for the interval. While the entry is in line the line is not empty, so the instant the
+   * line starts to stand ({@link TaskEnvelope#standsFrom}) cannot move before the entry leaves:
+   * the bound is the later of the two instants, known at the join, and one timer (a line
+   * deadline's) finds it. So an entry that joins a line not standing may wait up to the interval,
+   * and one that joins a standing line about the target.
+   */
+  long delayBound(TaskEnvelope e) {
+    long byTarget = e.joined + delayTargetNanos;
+    return byTarget - e.standsFrom > 0 ? byTarget : e.standsFrom;
   }
 
   /**
@@ -388,7 +464,7 @@ final class Admission implements TaskEnvelope.Owner {
    * helper thread (no user code on the timer thread). A serial lane not yet admitted expires with
    * each task queued in it: each counts as one expired task and hears of it the same way.
    */
-  private void expire(Expiry x) {
+  private boolean expire(Expiry x) {
     TaskEnvelope e = x.entry;
     // Held before the entry leaves the line (tryTerminate reads it under the line's lock): the
     // pool does not terminate while whoever waits for this entry has not yet heard of its end.
@@ -396,12 +472,12 @@ final class Admission implements TaskEnvelope.Owner {
     List<Runnable> laneTasks = e.kind.countsAsTask() ? List.of() : new ArrayList<>();
     if (!line.expire(e, x, laneTasks, () -> countExpired(e))) {
       noticeDone(); // a termination that saw our hold meanwhile relies on us to look again
-      return;
+      return false;
     }
     if (e.caller != null) {
       LockSupport.unpark(e.caller); // it reads EXPIRED and throws
       noticeDone();
-      return;
+      return true;
     }
     Runnable tell;
     if (e.kind.countsAsTask()) {
@@ -422,7 +498,7 @@ final class Admission implements TaskEnvelope.Owner {
     }
     if (tell == null) {
       noticeDone();
-      return;
+      return true;
     }
     try {
       ThreadStarter.ASYNC.execute(() -> {
@@ -435,6 +511,35 @@ final class Admission implements TaskEnvelope.Owner {
     } catch (RuntimeException | Error noThread) {
       noticeDone(); // nothing can run the callback; the entry's handle still reads expired
       throw noThread;
+    }
+    return true;
+  }
+
+  /**
+   * Controlled delay at the hand-off: the entry a freed seat would go to is expired instead if its
+   * bound has passed, and the seat goes on to the next. The timer finds every such entry too, but
+   * it may be late by its slack; checking here means no seat ever serves an entry that the rule
+   * has already refused. The same path as the timer's ({@link #expire}): the entry ends exactly
+   * one way whoever finds it first. Runs no user code (callbacks go to a helper thread).
+   */
+  private void shedOverdue() {
+    TaskEnvelope late;
+    while ((late = line.overdue(System.nanoTime())) != null) {
+      Expiry x = (Expiry) late.expiry;
+      boolean expired;
+      try {
+        expired = expire(x);
+      } catch (RuntimeException | Error noThread) {
+        // Expired and counted, but no helper thread could tell its task: as on the timer
+        // thread, reported here; the handle reads expired.
+        Thread me = Thread.currentThread();
+        me.getUncaughtExceptionHandler().uncaughtException(me, noThread);
+        expired = true;
+      }
+      if (!expired) {
+        return; // it left meanwhile, or its kind keeps it (a lane admitted meanwhile): poll decides
+      }
+      SharedTimer.INSTANCE.cancel(x); // not disarm: a woken caller reads how long it waited there
     }
   }
 
@@ -586,11 +691,17 @@ final class Admission implements TaskEnvelope.Owner {
     return line.size() > 0 || (parent != null && parent.hasWaiters());
   }
 
-  /** Pairs line entries with free seats, oldest first, and hands them off. */
+  /**
+   * Pairs line entries with free seats, oldest first (newest first while a LIFO line stands), and
+   * hands them off.
+   */
   void drainLine() {
     while (line.size() > 0) {
       if (!state.tryTakeSeat(capacity, true)) { // line entries were accepted: also while shutting down
         return;
+      }
+      if (delayTargetNanos > 0) {
+        shedOverdue();
       }
       TaskEnvelope e = line.poll();
       if (e == null) {
@@ -610,6 +721,9 @@ final class Admission implements TaskEnvelope.Owner {
    */
   TaskEnvelope passSeat() {
     if (line.size() > 0 && state.seats() <= capacity) {
+      if (delayTargetNanos > 0) {
+        shedOverdue();
+      }
       TaskEnvelope e = line.poll();
       if (e != null) {
         disarm(e);

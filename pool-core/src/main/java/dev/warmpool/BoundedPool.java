@@ -28,7 +28,8 @@ final class BoundedPool extends AbstractWorkerPool {
     this.accounting = new Accounting(b.failureHandler);
     Wiring wiring = new Wiring();
     this.admission = new Admission(b.name, "pool \"" + b.name + "\"", b.capacity, b.nonblocking,
-        b.maxWaiting, b.maxWaitInLineNanos, accounting, null, true, wiring, this::tryTerminate);
+        b.maxWaiting, b.maxWaitInLineNanos, b.linePolicy(), accounting, null, true, wiring,
+        this::tryTerminate);
     this.lifecycle = new Lifecycle(admission, timers, wiring);
     timers.onQuiet(this::tryTerminate);
     ThreadFactory factory = b.threadFactory != null ? b.threadFactory : defaultFactory(b.daemon);

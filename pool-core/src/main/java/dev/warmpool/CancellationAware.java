@@ -18,7 +18,7 @@ public interface CancellationAware extends Runnable {
 
   /**
    * The task waited in a pool's line past its deadline ({@code maxWaitInLine}, or its own
-   * {@code enqueue} deadline), or was queued in a serial lane that waited for its first seat past
+   * {@code enqueue} deadline, or the {@code controlledDelay} target while the line stood), or was queued in a serial lane that waited for its first seat past
    * {@code maxWaitInLine}, and will never run; {@code cause} says how long it waited. Called
    * once, on a warmpool helper thread, instead of {@link #onCancel()}; by default it calls
    * {@code onCancel()}. An adapter overrides it to deliver {@code cause} as a rejection.

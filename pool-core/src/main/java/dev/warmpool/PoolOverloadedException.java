@@ -9,7 +9,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * Thrown at the submitting call when a pool cannot take a task because every seat is taken: in
  * nonblocking mode at once, in blocking mode when the waiting line already holds {@code maxWaiting}
- * entries; or delivered when a task waited in line past its deadline ({@code maxWaitInLine}). The
+ * entries; or delivered when a task waited in line past its deadline ({@code maxWaitInLine}) or past
+ * the {@code controlledDelay} target while the line stood. The
  * task was not accepted (or never ran) and will never run. The message says what was full in the
  * words of {@link PoolStats}: {@code pool "http" is full: 4 of 4 seats taken (2 running, 2 queued
  * for a worker), line 0 of 0}. A seat is held by a running task and by an accepted task queued for a

@@ -118,7 +118,8 @@ public final class PoolStats {
   /**
    * Entries that left the waiting line unrun because they waited past their line deadline
    * ({@link WorkerPool.Builder#maxWaitInLine}, {@link WorkerPool#enqueue(Runnable,
-   * java.time.Duration)}); moves when the entry expires. An expired task is not in
+   * java.time.Duration)}) or past the controlled-delay target while the line stood
+   * ({@link WorkerPool.Builder#controlledDelay}); moves when the entry expires. An expired task is not in
    * {@code submitted}.
    */
   public long expired() { return expired; }

@@ -62,7 +62,7 @@ public interface SerialExecutor extends Executor, AutoCloseable {
    * happens, also when the cancel races the lane's worker. {@code cancel(true)} on a running task
    * interrupts that run only. A task closed with the lane or handed back by {@code shutdownNow}
    * reads done, not cancelled; one that expires with its lane (an unadmitted lane past
-   * {@code maxWaitInLine}) reads expired, and hears {@link CancellationAware#onExpired} if it is
+   * {@code maxWaitInLine} or the {@code controlledDelay} bound) reads expired, and hears {@link CancellationAware#onExpired} if it is
    * one.
    *
    * @throws NullPointerException if {@code task} is null

@@ -34,7 +34,7 @@ import java.util.function.Function;
  * later tasks are never rejected for load).
  *
  * <p><b>Line deadline.</b> While the lane waits in line for its first seat, its entry carries the
- * pool's {@code maxWaitInLine} (armed after the entry is published, on an entry never reused, so a
+ * pool's {@code maxWaitInLine} or {@code controlledDelay} bound (armed after the entry is published, on an entry never reused, so a
  * timer never meets a later trip). Executes meanwhile ride along in that entry. If the deadline
  * passes first, the entry leaves the line unrun and every task queued in the lane expires with it,
  * each counted as one expired task; the lane is left not dispatched and not admitted, so a later
@@ -392,7 +392,7 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
     if (e == null || e.owner != a || !e.reset()) {
       e = a.newEntry(KIND, this);
     }
-    boolean deadline = mode == Mode.ENQUEUE && a.maxWaitInLineNanos > 0;
+    boolean deadline = mode == Mode.ENQUEUE && a.shedsLine();
     if (deadline) {
       e.keepFromReuse(); // its timer must never meet a later trip of the entry
     }

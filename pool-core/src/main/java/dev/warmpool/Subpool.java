@@ -117,7 +117,8 @@ final class Subpool extends AbstractWorkerPool {
     this.accounting = new Accounting(parentAdmission.accounting);
     Wiring wiring = new Wiring();
     this.admission = new Admission(name, "subpool \"" + name + "\" of " + parentAdmission.description,
-        capacity, nonblocking, maxWaiting, parentAdmission.maxWaitInLineNanos, accounting,
+        capacity, nonblocking, maxWaiting, parentAdmission.maxWaitInLineNanos,
+        parentAdmission.policy, accounting,
         parentAdmission, false, wiring,
         this::tryTerminate);
     this.lifecycle = new Lifecycle(admission, timers, wiring);

@@ -120,6 +120,13 @@ class TaskEnvelope implements TaskHandle {
    * envelope is placed or linked. A subpool's task carries it on into its parent's line.
    */
   long deadline;
+  /**
+   * When it joined a line that keeps time ({@link System#nanoTime()}), and from when that line
+   * stands if it is still in it ({@link WaitingLine}): written under the line's lock as it links,
+   * read there, and by the thread that linked it.
+   */
+  long joined;
+  long standsFrom;
   /** Links in the waiting line; accessed only under the line's lock. */
   TaskEnvelope prev;
   TaskEnvelope next;

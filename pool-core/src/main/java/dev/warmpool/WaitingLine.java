@@ -17,6 +17,23 @@ import java.util.function.Supplier;
  * <p>Each entry is a {@link TaskEnvelope}; the line moves it only by the envelope's transitions
  * that happen under the line's lock (WAITING to QUEUED, CANCELLED or CLOSED), so every state change
  * is atomic with the list change.
+ *
+ * <h2>Standing, and adaptive LIFO</h2>
+ * A line made with a standing interval ({@code controlledDelay} or {@code adaptiveLifo}) keeps
+ * time: it is <em>standing</em> when it has not once been empty during the last interval. One
+ * timestamp tracks that, {@link #emptySince}: the time an entry joined an empty line (the last
+ * instant it was empty). It is written only under the lock and only when an entry links into an
+ * empty line, so a pool whose line never forms pays nothing, and a line without a standing
+ * interval never reads the clock. Each entry records, as it links, when it joined and from when
+ * the line stands if the entry is still in it ({@link TaskEnvelope#standsFrom}): while the entry is
+ * in the line the line is not empty, so that instant cannot move until the entry leaves, which is
+ * what lets {@link Admission} fix an entry's controlled-delay bound when it joins.
+ *
+ * <p>With {@code lifo}, while the line stands a freed seat goes to the newest entry ({@link #next});
+ * FIFO otherwise. LIFO reorders only entries that a deadline can shed (those with a timer); work
+ * that can never be shed (admitted units, tasks of a pool without deadlines) is not starved: it is
+ * never served newest first, and once the oldest such entry has waited a whole standing interval,
+ * it goes first.
  */
 final class WaitingLine {
   /** The outcome of {@link #offer}. */
@@ -34,6 +51,30 @@ final class WaitingLine {
   private boolean closed;
   /** Accessed only under lock: set when the pool terminates; nothing may join. */
   private boolean terminated;
+  /** How long the line must stay non-empty to stand, in nanos; 0: it keeps no time. */
+  private final long standingNanos;
+  /** Whether a standing line serves its newest entry first. */
+  private final boolean lifo;
+  /**
+   * Accessed only under lock: when the line was last empty ({@link System#nanoTime()}), written as
+   * an entry joins an empty line; read only while the line is not empty. Unused without
+   * {@link #standingNanos}.
+   */
+  private long emptySince;
+
+  /** A FIFO line that keeps no time. */
+  WaitingLine() {
+    this(0L, false);
+  }
+
+  /**
+   * A line that stands after {@code standingNanos} (> 0) without once being empty, and then, if
+   * {@code lifo}, serves its newest entry first; {@code standingNanos == 0} keeps no time (FIFO).
+   */
+  WaitingLine(long standingNanos, boolean lifo) {
+    this.standingNanos = standingNanos;
+    this.lifo = lifo && standingNanos > 0;
+  }
 
   int size() {
     return size;
@@ -59,11 +100,14 @@ final class WaitingLine {
     }
   }
 
-  /** Takes the head entry (now QUEUED: it holds a seat), or returns null. */
+  /**
+   * Takes the entry a freed seat goes to (now QUEUED: it holds a seat), or returns null: the head,
+   * or the newest while a LIFO line stands ({@link #next}).
+   */
   TaskEnvelope poll() {
     lock.lock();
     try {
-      TaskEnvelope e = head;
+      TaskEnvelope e = next();
       if (e != null) {
         unlink(e);
         e.state = TaskEnvelope.QUEUED;
@@ -75,13 +119,13 @@ final class WaitingLine {
   }
 
   /**
-   * Takes the head entry for a sibling shard that has a seat for it: like {@link #poll}, with its
+   * Takes the next entry for a sibling shard that has a seat for it: like {@link #poll}, with its
    * owner set to {@code taker} before it leaves WAITING (which publishes the owner).
    */
   TaskEnvelope pollFor(TaskEnvelope.Owner taker) {
     lock.lock();
     try {
-      TaskEnvelope e = head;
+      TaskEnvelope e = next();
       if (e != null) {
         unlink(e);
         e.owner = taker;
@@ -91,6 +135,45 @@ final class WaitingLine {
     } finally {
       lock.unlock();
     }
+  }
+
+  /**
+   * The entry {@link #poll} would take now, if its deadline timer ({@link Admission.Expiry}) is due
+   * at {@code now}: it stays in line, WAITING, for the caller to expire it (a seat goes to the
+   * next entry instead). Null if the line is empty or that entry is not due.
+   */
+  TaskEnvelope overdue(long now) {
+    lock.lock();
+    try {
+      TaskEnvelope e = next();
+      return e != null && e.expiry instanceof Admission.Expiry x && now - x.at >= 0 ? e : null;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * Under lock: the entry a freed seat goes to. FIFO, except that a LIFO line that stands serves
+   * its newest entry. LIFO reorders only work that a deadline can shed (an entry with a timer):
+   * work without one can leave only by being served (guarantee 4), so it must not be starved.
+   * Hence the newest goes first only if it has a timer (a lane that yields its seat and rejoins as
+   * admitted work must not barge straight back in), and the oldest goes first if it has none and
+   * has waited a whole standing interval.
+   */
+  private TaskEnvelope next() {
+    TaskEnvelope h = head;
+    TaskEnvelope t = tail;
+    if (!lifo || h == t || t.expiry == null) {
+      return h; // FIFO, an empty line, a line of one, or a newest entry that cannot be shed
+    }
+    long now = System.nanoTime();
+    if (now - emptySince < standingNanos) {
+      return h; // not standing
+    }
+    if (h.expiry == null && now - h.joined >= standingNanos) {
+      return h;
+    }
+    return t;
   }
 
   /** Removes a waiting entry; false if it already got a seat or left the line. */
@@ -220,6 +303,14 @@ final class WaitingLine {
   }
 
   private void link(TaskEnvelope e) {
+    if (standingNanos > 0) {
+      long now = System.nanoTime();
+      if (head == null) {
+        emptySince = now; // the line was empty until this instant
+      }
+      e.joined = now;
+      e.standsFrom = emptySince + standingNanos;
+    }
     e.prev = tail;
     if (tail == null) {
       head = e;

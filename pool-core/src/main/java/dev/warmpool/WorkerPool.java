@@ -41,7 +41,8 @@ import org.jspecify.annotations.Nullable;
  *   <li>Nonblocking mode: {@link #execute} and {@link #enqueue} throw {@link PoolOverloadedException}
  *       at once; {@link #tryExecute(Runnable)} returns {@code false}.</li>
  *   <li>Blocking mode: {@link #execute} blocks the caller in a FIFO waiting line until a seat is
- *       handed to it (a finishing worker hands its seat to the head of the line; nobody barges);
+ *       handed to it (a finishing worker hands its seat to the head of the line; nobody barges;
+ *       with {@link Builder#adaptiveLifo}, to the newest entry while the line stands);
  *       {@link #enqueue} and {@code submit} put the task itself in the same line and return at once
  *       ({@code execute} is the one call that blocks its caller);
  *       {@link #tryExecute(Runnable, Duration)} waits at most the timeout. When the line already holds
@@ -53,7 +54,9 @@ import org.jspecify.annotations.Nullable;
  * tasks its caller holds to idle workers, and a task that blocks outside the library has them
  * published within about 1 ms; held tasks never make a caller wait for their holder to end.
  * A rejection always happens at the submitting call; a task that was accepted runs exactly once or is
- * returned by {@link #shutdownNow()}.
+ * returned by {@link #shutdownNow()}, unless its user opted into shedding: a line deadline
+ * ({@link Builder#maxWaitInLine}) or controlled delay ({@link Builder#controlledDelay}) expires it in
+ * line, and it hears of that.
  *
  * <h2>Timers</h2>
  * {@code schedule*} tasks wait on one shared timer thread and take no seat until due; a due task is
@@ -355,6 +358,9 @@ public interface WorkerPool extends ScheduledExecutorService, AutoCloseable {
     boolean virtualThreads;
     UnaryOperator<Runnable> taskDecorator;
     long maxWaitInLineNanos;
+    long delayTargetNanos;
+    long delayIntervalNanos;
+    boolean adaptiveLifo;
 
     Builder() {}
 
@@ -495,6 +501,71 @@ public interface WorkerPool extends ScheduledExecutorService, AutoCloseable {
       }
       this.maxWaitInLineNanos = Math.min(saturatedNanos(maxWaitInLine), Long.MAX_VALUE / 4);
       return this;
+    }
+
+    /**
+     * Blocking mode: controlled delay (after CoDel and Facebook's "Fail at Scale"; default off).
+     * While the waiting line has not once been empty during the last {@code interval}, it is
+     * <em>standing</em>, and an entry that has waited longer than {@code target} while it stands
+     * leaves the line without running and without taking a seat, as expired: exactly as past a
+     * line deadline ({@link #maxWaitInLine}), a blocked {@code execute} throws
+     * {@link PoolOverloadedException} (its message says how long it waited and that the line
+     * stood), a {@code submit} future fails with it, an {@code enqueue} handle reads
+     * {@link TaskHandle#isExpired()}, a {@link CancellationAware} task hears {@code onExpired} (by
+     * default {@code onCancel()}), {@link PoolStats#expired()} counts it and it leaves
+     * {@code submitted}; a timed {@code tryExecute} answers {@code false}. A timer finds such an
+     * entry even if no seat frees (within about {@code target + 10% + 10 ms} once the line
+     * stands), and a freed seat never goes to one: it goes on to the next entry. While the line is
+     * not standing, entries may wait up to {@code interval} (or {@code maxWaitInLine}, whichever
+     * is shorter): an entry that waited a whole interval has kept the line standing itself. A line
+     * that drains now and then never stands, so it sheds nothing but what {@code maxWaitInLine}
+     * would. Work already admitted (a lane that had a seat, hence its later tasks; a due timer; a
+     * subpool's task seated in its subpool) never expires; a serial lane waiting for its first seat
+     * does, as under {@code maxWaitInLine}. Subpools take their parent's setting. Each entry ends
+     * exactly one way (served, withdrawn, expired, handed back) and the counters stay exact. The
+     * point: under a standing line, served work starts in about {@code target} instead of just
+     * under a deadline. Ignored in nonblocking mode, whose line holds admitted work only.
+     *
+     * @throws IllegalArgumentException unless {@code 0 < target < interval} (the message names
+     *     both and their values)
+     */
+    public Builder controlledDelay(Duration target, Duration interval) {
+      Objects.requireNonNull(target, "controlledDelay target must not be null");
+      Objects.requireNonNull(interval, "controlledDelay interval must not be null");
+      if (target.isNegative() || target.isZero() || target.compareTo(interval) >= 0) {
+        throw new IllegalArgumentException("controlledDelay needs 0 < target < interval, was target="
+            + target + ", interval=" + interval);
+      }
+      this.delayTargetNanos = Math.min(saturatedNanos(target), Long.MAX_VALUE / 8);
+      this.delayIntervalNanos = Math.min(saturatedNanos(interval), Long.MAX_VALUE / 4);
+      return this;
+    }
+
+    /**
+     * Blocking mode: {@code true} makes a standing line serve its newest entry first (default
+     * {@code false}: always first in, first out). The line stands while it has not once been empty
+     * during the {@link #controlledDelay} interval, or 100 ms when that is not set; then a freed seat
+     * goes to the newest entry, whose caller is the likeliest to still want the answer, instead of
+     * the oldest (the likeliest to be abandoned already, and under controlled delay or a deadline
+     * the next to be shed anyway). FIFO otherwise, so a line that drains keeps its order. Blocked
+     * callers, tasks and serial lanes share the one line and the one order. LIFO reorders only
+     * work that a deadline can shed ({@link #controlledDelay}, {@link #maxWaitInLine} or a
+     * per-task deadline), so accepted work that can only leave the line by running is never
+     * starved: such an entry (admitted work: a lane that yields its seat, a due timer; or any entry
+     * of a pool without deadlines, whose line stays FIFO) is never served newest first (while it
+     * is the newest entry, the line is served FIFO), and once it is the oldest entry and has waited
+     * a whole standing interval it goes first. Meant to be paired
+     * with {@code controlledDelay}. Subpools take their parent's setting; a sharded pool's shard that
+     * serves a sibling's line takes the entry the sibling would. Ignored in nonblocking mode.
+     */
+    public Builder adaptiveLifo(boolean adaptiveLifo) {
+      this.adaptiveLifo = adaptiveLifo;
+      return this;
+    }
+
+    LinePolicy linePolicy() {
+      return delayTargetNanos == 0 && !adaptiveLifo ? LinePolicy.NONE
+          : new LinePolicy(delayTargetNanos, delayIntervalNanos, adaptiveLifo);
     }
 
     /**

@@ -37,6 +37,8 @@ import reactor.core.scheduler.Schedulers;
  *   <li><b>Overload</b>: 2x capacity, 4,000 tasks/s evenly spaced, for {@code seconds}.</li>
  *   <li><b>Poisson</b>: 0.8x capacity, 1,600 tasks/s on average, exponential gaps (bursty, below
  *       capacity on average); every peer of a round sees the same arrival times.</li>
+ *   <li><b>Bursts</b>: each second 3x capacity for 200 ms, then 0.5x (1x on average), evenly
+ *       spaced: a standing line forms and drains (controlled delay's and adaptive LIFO's case).</li>
  * </ol>
  *
  * <p>The producer is open loop: task {@code i} is due at a fixed offset from the start (by
@@ -54,15 +56,17 @@ import reactor.core.scheduler.Schedulers;
  * down and awaited before the next one starts, and each trial builds a fresh peer.
  *
  * <p>Peers (ids): {@code warmpool-maxWaitInLine} ({@code maxWaitInLine(50 ms)}, {@code enqueue}; an
- * expired task is seen through {@link CancellationAware#onExpired}), {@code warmpool-blocking}
+ * expired task is seen through {@link CancellationAware#onExpired}), {@code warmpool-controlledDelay}
+ * ({@code controlledDelay(5 ms, 100 ms)}, {@code enqueue}), {@code warmpool-controlledDelay-lifo}
+ * (the same plus {@code adaptiveLifo(true)}), {@code warmpool-blocking}
  * (blocking mode, default {@code maxWaiting} 100,000, no deadline, {@code enqueue}),
  * {@code warmpool-nonblocking} ({@code enqueue} throws when every seat is taken), {@code tpe-fixed}
  * (fixed {@code ThreadPoolExecutor(20)} + unbounded {@code LinkedBlockingQueue}), {@code tpe-abq}
  * ({@code ThreadPoolExecutor(20)} + {@code ArrayBlockingQueue(1000)} + {@code AbortPolicy}) and
  * {@code elastic-direct} ({@code Schedulers.newBoundedElastic(20, 100000, ..)}, direct
  * {@code schedule(task)}; a refusal is its {@code RejectedExecutionException}). Rounds interleave
- * them: round r runs the overload phase for every peer, then the Poisson phase for every peer, the
- * peer order rotated by one each round. Figures are medians over the rounds.
+ * them: round r runs the overload phase for every peer, then the Poisson phase, then the bursts,
+ * each for every peer, the peer order rotated by one each round. Figures are medians over the rounds.
  *
  * <p>Refused = rejected at the call + expired in line. <em>Refusal wait</em> is how long the caller
  * waited to learn of it: the call's own duration for a rejection, submission to
@@ -86,6 +90,7 @@ import reactor.core.scheduler.Schedulers;
 public final class OverloadGoodput {
   static final String TABLE_OVERLOAD = "goodput-overload";
   static final String TABLE_POISSON = "goodput-poisson";
+  static final String TABLE_BURSTS = "goodput-bursts";
   static final int CAPACITY = 20;
   static final long TASK_MS = 10;
   static final long DEADLINE_MS = 100;
@@ -95,13 +100,18 @@ public final class OverloadGoodput {
   static final int ELASTIC_QUEUE = 100_000;
 
   static final String WP_DEADLINE = "warmpool-maxWaitInLine";
+  static final String WP_CODEL = "warmpool-controlledDelay";
+  static final String WP_CODEL_LIFO = "warmpool-controlledDelay-lifo";
+  static final long CODEL_TARGET_MS = 5;
+  static final long CODEL_INTERVAL_MS = 100;
   static final String WP_BLOCKING = "warmpool-blocking";
   static final String WP_NONBLOCKING = "warmpool-nonblocking";
   static final String TPE_LBQ = Peers.TPE_FIXED;
   static final String TPE_ABQ = "tpe-abq";
   static final String ELASTIC = "elastic-direct";
   static final List<String> PEERS =
-      List.of(WP_DEADLINE, WP_BLOCKING, WP_NONBLOCKING, TPE_LBQ, TPE_ABQ, ELASTIC);
+      List.of(WP_DEADLINE, WP_CODEL, WP_CODEL_LIFO, WP_BLOCKING, WP_NONBLOCKING, TPE_LBQ, TPE_ABQ,
+          ELASTIC);
 
   /** The figures, in table order; per phase and peer, one value per round. */
   static final String GOODPUT = "goodput";
@@ -119,25 +129,40 @@ public final class OverloadGoodput {
   static final List<String> FIGURES = List.of(GOODPUT, GOODPUT_MEASURED, LATE, REFUSED, REFUSED_PCT, START_P50,
       START_P99, WAIT_P50, WAIT_P99, DRAIN, LAG, TASK_TIME);
 
-  /** The two phases: offered load as a multiple of capacity, and how arrivals are spaced. */
+  /** The phases: offered load as a multiple of capacity, and how arrivals are spaced. */
   enum Phase {
-    OVERLOAD(TABLE_OVERLOAD, 2.0, false, "2x capacity (4,000 tasks/s, evenly spaced)"),
-    POISSON(TABLE_POISSON, 0.8, true, "Poisson arrivals at 0.8x capacity (1,600 tasks/s on average)");
+    OVERLOAD(TABLE_OVERLOAD, 2.0, false, false, "2x capacity (4,000 tasks/s, evenly spaced)"),
+    POISSON(TABLE_POISSON, 0.8, true, false,
+        "Poisson arrivals at 0.8x capacity (1,600 tasks/s on average)"),
+    /**
+     * A standing line that forms and drains (issue 34): each second, 3x capacity for the first
+     * {@value #BURST_MS} ms, then {@code load} for the rest, evenly spaced.
+     */
+    BURSTS(TABLE_BURSTS, 0.5, false, true, "bursts of 3x capacity for 200 ms each second,"
+        + " 0.5x between them (1x on average), evenly spaced");
+
+    static final long BURST_MS = 200;
+    static final double BURST_LOAD = 3.0;
 
     final String table;
     final double load;
     final boolean poisson;
+    final boolean bursts;
     final String title;
 
-    Phase(String table, double load, boolean poisson, String title) {
+    Phase(String table, double load, boolean poisson, boolean bursts, String title) {
       this.table = table;
       this.load = load;
       this.poisson = poisson;
+      this.bursts = bursts;
       this.title = title;
     }
 
     /** Arrival offsets from the start, in nanoseconds, all before {@code windowNanos}. */
     long[] arrivals(long windowNanos, long seed) {
+      if (bursts) {
+        return burstArrivals(windowNanos);
+      }
       double meanGap = 1e9 / (load * CAPACITY_PER_SECOND);
       SplittableRandom random = new SplittableRandom(seed);
       long[] out = new long[(int) (windowNanos / meanGap * 1.5) + 16];
@@ -153,6 +178,26 @@ public final class OverloadGoodput {
         }
         out[n++] = at;
         t += poisson ? -Math.log(1 - random.nextDouble()) * meanGap : meanGap;
+      }
+    }
+
+    private long[] burstArrivals(long windowNanos) {
+      double burstGap = 1e9 / (BURST_LOAD * CAPACITY_PER_SECOND);
+      double calmGap = 1e9 / (load * CAPACITY_PER_SECOND);
+      long burstNanos = TimeUnit.MILLISECONDS.toNanos(BURST_MS);
+      long[] out = new long[64];
+      int n = 0;
+      double t = 0;
+      while (true) {
+        long at = Math.round(t);
+        if (at >= windowNanos) {
+          return Arrays.copyOf(out, n);
+        }
+        if (n == out.length) {
+          out = Arrays.copyOf(out, n * 2);
+        }
+        out[n++] = at;
+        t += at % 1_000_000_000L < burstNanos ? burstGap : calmGap;
       }
     }
   }
@@ -239,6 +284,14 @@ public final class OverloadGoodput {
       case WP_DEADLINE:
         return warmpool(WorkerPool.builder().name("gp-deadline").capacity(CAPACITY)
             .maxWaitInLine(Duration.ofMillis(MAX_WAIT_IN_LINE_MS)).build());
+      case WP_CODEL:
+        return warmpool(WorkerPool.builder().name("gp-codel").capacity(CAPACITY)
+            .controlledDelay(Duration.ofMillis(CODEL_TARGET_MS), Duration.ofMillis(CODEL_INTERVAL_MS))
+            .build());
+      case WP_CODEL_LIFO:
+        return warmpool(WorkerPool.builder().name("gp-codel-lifo").capacity(CAPACITY)
+            .controlledDelay(Duration.ofMillis(CODEL_TARGET_MS), Duration.ofMillis(CODEL_INTERVAL_MS))
+            .adaptiveLifo(true).build());
       case WP_BLOCKING:
         return warmpool(WorkerPool.builder().name("gp-blocking").capacity(CAPACITY).build());
       case WP_NONBLOCKING:
@@ -544,7 +597,7 @@ public final class OverloadGoodput {
         + " *goodput of measured capacity* divides by that true capacity instead. Then the peer is"
         + " shut down and awaited; every trial builds a fresh peer."
         + " %d measured rounds (after %d discarded warm-up rounds of 1 s phases); in each round every"
-        + " peer runs the overload phase, then every peer the Poisson phase (the same arrival times for"
+        + " peer runs the overload phase, then every peer the Poisson phase, then the bursts (the same arrival times for"
         + " every peer of a round), the peer order rotated each round. Figures are medians over the"
         + " rounds.\n\n", CAPACITY, TASK_MS, CAPACITY_PER_SECOND, DEADLINE_MS, fmt(seconds), worstLagMs,
         1 + (DEADLINE_MS + TASK_MS) / 1000.0 / seconds, rounds, warmup));
@@ -559,7 +612,7 @@ public final class OverloadGoodput {
     }
     sb.append(String.join("; ", labels)).append(".\n\n");
     for (Phase phase : Phase.values()) {
-      sb.append("## ").append(phase == Phase.OVERLOAD ? "Phase 1: " : "Phase 2: ").append(phase.title)
+      sb.append("## Phase ").append(phase.ordinal() + 1).append(": ").append(phase.title)
           .append(" for ").append(fmt(seconds)).append(" s\n\n");
       sb.append("| peer | goodput (of capacity) | goodput of measured capacity | completed late | refused"
           + " | refused % | start delay p50 ms"
@@ -623,6 +676,7 @@ public final class OverloadGoodput {
         + partly(poisson.get(WAIT_P99)),
         median(poisson.get(WAIT_P99)), limit, false, "%.1f ms");
     sb.append('\n');
+    codelGoals(sb, figures);
     double overTask = median(over.get(TASK_TIME));
     double poissonTask = median(poisson.get(TASK_TIME));
     sb.append(String.format(Locale.ROOT, "For context, not goals: a 10 ms task took %.2f ms (overload)"
@@ -633,6 +687,37 @@ public final class OverloadGoodput {
         CAPACITY * 1000 / poissonTask, median(over.get(GOODPUT_MEASURED)),
         Phase.POISSON.load * CAPACITY_PER_SECOND / (CAPACITY * 1000 / poissonTask),
         MAX_WAIT_IN_LINE_MS * 1.1 + 10));
+  }
+
+  /** Issue 34's goals for warmpool with {@code controlledDelay(5 ms, 100 ms)}, measured, met or not. */
+  private static void codelGoals(StringBuilder sb,
+      Map<Phase, Map<String, Map<String, List<Double>>>> figures) {
+    Map<String, List<Double>> over = figures.getOrDefault(Phase.OVERLOAD, Map.of())
+        .getOrDefault(WP_CODEL, Map.of());
+    Map<String, List<Double>> poisson = figures.getOrDefault(Phase.POISSON, Map.of())
+        .getOrDefault(WP_CODEL, Map.of());
+    if (over.isEmpty() && poisson.isEmpty()) {
+      return;
+    }
+    sb.append("## Goals (warmpool with `controlledDelay(5 ms, 100 ms)`)\n\n");
+    sb.append("| goal | measured | met |\n|---|---:|---|\n");
+    goal(sb, "overload: goodput >= 0.95 of capacity", median(over.get(GOODPUT)), 0.95, true, "%.3f");
+    goal(sb, "overload: p50 start delay of served work <= 10 ms", median(over.get(START_P50)), 10.0,
+        false, "%.1f ms");
+    goal(sb, "overload: p99 start delay <= 2x the target plus one task (20 ms)",
+        median(over.get(START_P99)), 2.0 * CODEL_TARGET_MS + TASK_MS, false, "%.1f ms");
+    goal(sb, "Poisson 0.8x: <= 1% refused", median(poisson.get(REFUSED_PCT)), 1.0, false, "%.2f %%");
+    Map<String, List<Double>> burstsFifo = figures.getOrDefault(Phase.BURSTS, Map.of())
+        .getOrDefault(WP_CODEL, Map.of());
+    Map<String, List<Double>> burstsLifo = figures.getOrDefault(Phase.BURSTS, Map.of())
+        .getOrDefault(WP_CODEL_LIFO, Map.of());
+    if (!burstsFifo.isEmpty() && !burstsLifo.isEmpty()) {
+      double fifo = median(burstsFifo.get(GOODPUT));
+      goal(sb, String.format(Locale.ROOT, "bursts: adaptiveLifo serves more within the deadline than"
+          + " FIFO (goodput %.3f)", fifo), median(burstsLifo.get(GOODPUT)), Math.nextUp(fifo), true,
+          "%.3f");
+    }
+    sb.append('\n');
   }
 
   /**

@@ -62,6 +62,9 @@ final class Peers {
       case "io-limited": return "Dispatchers.IO.limitedParallelism(N)";
       case "fixed-dispatcher": return "fixed.asCoroutineDispatcher()";
       case OverloadGoodput.WP_DEADLINE: return "warmpool blocking, maxWaitInLine(50 ms), enqueue";
+      case OverloadGoodput.WP_CODEL: return "warmpool blocking, controlledDelay(5 ms, 100 ms), enqueue";
+      case OverloadGoodput.WP_CODEL_LIFO:
+        return "warmpool blocking, controlledDelay(5 ms, 100 ms) + adaptiveLifo, enqueue";
       case OverloadGoodput.WP_BLOCKING: return "warmpool blocking, no deadline (maxWaiting 100,000), enqueue";
       case OverloadGoodput.WP_NONBLOCKING: return "warmpool nonblocking, enqueue";
       case OverloadGoodput.TPE_ABQ: return "TPE(20) + ArrayBlockingQueue(1000) + AbortPolicy";

@@ -41,6 +41,16 @@ final class CoreReadme {
     pool.shutdownNow();
   }
 
+  static void controlledDelay() {
+    // snippet:controlled-delay
+    WorkerPool pool = WorkerPool.builder().name("api").capacity(20)
+        .controlledDelay(Duration.ofMillis(5), Duration.ofMillis(100)) // target, interval
+        .adaptiveLifo(true)                // while the line stands, serve the newest first
+        .build();
+    // end:controlled-delay
+    pool.shutdownNow();
+  }
+
   static void subpools() {
     // snippet:subpools
     WorkerPool io = WorkerPool.builder().name("io").capacity(64).nonblocking(true).build();
