@@ -53,7 +53,8 @@ final class PoolBeanRegistrar implements ImportBeanDefinitionRegistrar, Environm
 
   /** The keys of an entry, as the refusal of an unknown one lists them. */
   static final String ENTRY_KEYS = "capacity, max-idle, nonblocking, max-waiting, max-wait-in-line,"
-      + " virtual-threads, primary, parent";
+      + " controlled-delay.target, controlled-delay.interval, adaptive-lifo, virtual-threads,"
+      + " primary, parent";
 
   /** Core's default line bound ({@code WorkerPool.Builder}), for a blocking subpool of a nonblocking pool. */
   private static final int CORE_DEFAULT_MAX_WAITING = 100_000;
@@ -125,9 +126,7 @@ final class PoolBeanRegistrar implements ImportBeanDefinitionRegistrar, Environm
         ConfigurationProperty first = unbound.getUnboundProperties().iterator().next();
         String key = first.getName().toString();
         throw new InvalidConfigurationPropertyValueException(key, first.getValue(),
-            key.contains(".controlled-delay.") || key.endsWith(".adaptive-lifo")
-                ? "Not supported yet: warmpool-core has no controlled delay or adaptive LIFO yet."
-                : "Unknown key; an entry of warmpool.pools takes " + ENTRY_KEYS + ".");
+            "Unknown key; an entry of warmpool.pools takes " + ENTRY_KEYS + ".");
       }
       throw e;
     }
@@ -150,6 +149,11 @@ final class PoolBeanRegistrar implements ImportBeanDefinitionRegistrar, Environm
           + " (it rejects at once when every seat is taken).";
       refuseIfSet(prefix + "max-waiting", settings.getMaxWaiting(), why);
       refuseIfSet(prefix + "max-wait-in-line", settings.getMaxWaitInLine(), why);
+      refuseIfSet(prefix + "controlled-delay.target", settings.getControlledDelay().getTarget(),
+          why);
+      refuseIfSet(prefix + "controlled-delay.interval",
+          settings.getControlledDelay().getInterval(), why);
+      refuseIfSet(prefix + "adaptive-lifo", settings.getAdaptiveLifo(), why);
     }
     WorkerPool.Builder builder = WorkerPool.builder();
     builder.name(name);
@@ -158,6 +162,8 @@ final class PoolBeanRegistrar implements ImportBeanDefinitionRegistrar, Environm
     apply(prefix + "nonblocking", settings.getNonblocking(), builder::nonblocking);
     apply(prefix + "max-waiting", settings.getMaxWaiting(), builder::maxWaiting);
     apply(prefix + "max-wait-in-line", settings.getMaxWaitInLine(), builder::maxWaitInLine);
+    controlledDelay(prefix, settings.getControlledDelay(), builder);
+    apply(prefix + "adaptive-lifo", settings.getAdaptiveLifo(), builder::adaptiveLifo);
     builder.virtualThreads(settings.isVirtualThreads());
     return decorator -> {
       if (decorator != null) {
@@ -174,6 +180,24 @@ final class PoolBeanRegistrar implements ImportBeanDefinitionRegistrar, Environm
     };
   }
 
+  /** Both keys or neither; the builder's check ({@code 0 < target < interval}) names the target. */
+  private void controlledDelay(String prefix, WarmpoolProperties.ControlledDelay settings,
+      WorkerPool.Builder builder) {
+    Duration target = settings.getTarget();
+    Duration interval = settings.getInterval();
+    if (target == null && interval == null) {
+      return;
+    }
+    if (target == null || interval == null) {
+      String missing = prefix + "controlled-delay." + (target == null ? "target" : "interval");
+      String set = prefix + "controlled-delay." + (target == null ? "interval" : "target");
+      throw new InvalidConfigurationPropertyValueException(set,
+          written(set, target == null ? interval : target),
+          "Controlled delay needs both a target and an interval: " + missing + " is not set.");
+    }
+    apply(prefix + "controlled-delay.target", target, t -> builder.controlledDelay(t, interval));
+  }
+
   /**
    * A subpool of the entry {@code parent}, checked now; made from the parent's bean. It takes no
    * decorator: its parent's decorates its tasks, once.
@@ -187,8 +211,14 @@ final class PoolBeanRegistrar implements ImportBeanDefinitionRegistrar, Environm
         + " tasks.";
     refuseIfSet(prefix + "max-idle", settings.getMaxIdle(), threads);
     refuseIfSet(prefix + "virtual-threads", settings.isVirtualThreads() ? true : null, threads);
-    refuseIfSet(prefix + "max-wait-in-line", settings.getMaxWaitInLine(),
-        "Cannot apply to a subpool: it takes its parent's line deadline.");
+    String line = "Cannot apply to a subpool: it takes its parent's line deadline, controlled"
+        + " delay and adaptive LIFO.";
+    refuseIfSet(prefix + "max-wait-in-line", settings.getMaxWaitInLine(), line);
+    refuseIfSet(prefix + "controlled-delay.target", settings.getControlledDelay().getTarget(),
+        line);
+    refuseIfSet(prefix + "controlled-delay.interval", settings.getControlledDelay().getInterval(),
+        line);
+    refuseIfSet(prefix + "adaptive-lifo", settings.getAdaptiveLifo(), line);
     Integer capacity = settings.getCapacity();
     if (capacity == null) {
       throw new InvalidConfigurationPropertyValueException(prefix + "capacity", null,

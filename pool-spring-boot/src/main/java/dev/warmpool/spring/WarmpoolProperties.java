@@ -98,6 +98,19 @@ public class WarmpoolProperties {
      */
     private @Nullable Duration maxWaitInLine;
 
+    /**
+     * Blocking mode: controlled delay (WorkerPool.Builder.controlledDelay): while the line has not
+     * once been empty during the interval it stands, and an entry that waited longer than the target
+     * is refused; set both, 0 < target < interval. Default: off.
+     */
+    private final ControlledDelay controlledDelay = new ControlledDelay();
+
+    /**
+     * Blocking mode: while the line stands, a freed seat goes to the newest entry
+     * (WorkerPool.Builder.adaptiveLifo). Default: false.
+     */
+    private @Nullable Boolean adaptiveLifo;
+
     /** Whether the workers are virtual threads (needs Java 21 or newer). */
     private boolean virtualThreads = false;
 
@@ -107,8 +120,9 @@ public class WarmpoolProperties {
     /**
      * Name of another entry of warmpool.pools: this entry is then a subpool of that pool
      * (WorkerPool.newSubpool), a bulkhead that runs on the parent's workers under its own capacity
-     * (required), mode and max-waiting (default: the parent's). max-idle, virtual-threads and
-     * max-wait-in-line do not apply to a subpool.
+     * (required), mode and max-waiting (default: the parent's). max-idle, virtual-threads,
+     * max-wait-in-line, controlled-delay and adaptive-lifo do not apply to a subpool (it takes its
+     * parent's line settings).
      */
     private @Nullable String parent;
 
@@ -152,6 +166,18 @@ public class WarmpoolProperties {
       this.maxWaitInLine = maxWaitInLine;
     }
 
+    public ControlledDelay getControlledDelay() {
+      return controlledDelay;
+    }
+
+    public @Nullable Boolean getAdaptiveLifo() {
+      return adaptiveLifo;
+    }
+
+    public void setAdaptiveLifo(@Nullable Boolean adaptiveLifo) {
+      this.adaptiveLifo = adaptiveLifo;
+    }
+
     public boolean isVirtualThreads() {
       return virtualThreads;
     }
@@ -174,6 +200,31 @@ public class WarmpoolProperties {
 
     public void setParent(@Nullable String parent) {
       this.parent = parent;
+    }
+  }
+
+  /** {@code warmpool.pools.<name>.controlled-delay.*}. */
+  public static class ControlledDelay {
+    /** How long an entry may wait once the line stands (> 0, < interval). */
+    private @Nullable Duration target;
+
+    /** How long the line must stay non-empty to stand; the longest wait while it does not. */
+    private @Nullable Duration interval;
+
+    public @Nullable Duration getTarget() {
+      return target;
+    }
+
+    public void setTarget(@Nullable Duration target) {
+      this.target = target;
+    }
+
+    public @Nullable Duration getInterval() {
+      return interval;
+    }
+
+    public void setInterval(@Nullable Duration interval) {
+      this.interval = interval;
     }
   }
 

@@ -131,6 +131,42 @@ class PoolPropertiesTest {
   }
 
   @Test
+  void controlledDelayExpiresAnEntryOnceTheLineHasStood() {
+    // No max-wait-in-line: only controlled delay can expire it (the line stands after 100 ms)
+    warmpool().withPropertyValues("warmpool.pools.db.capacity=1",
+        "warmpool.pools.db.controlled-delay.target=20ms",
+        "warmpool.pools.db.controlled-delay.interval=100ms").run(context -> {
+          WorkerPool db = context.getBean("db", WorkerPool.class);
+          CountDownLatch release = new CountDownLatch(1);
+          db.execute(() -> Runners.block(release));
+          TaskHandle waiting = db.enqueue(() -> {});
+          await().atMost(Duration.ofSeconds(5)).until(waiting::isExpired);
+          assertThat(db.stats().expired()).isEqualTo(1);
+          release.countDown();
+        });
+  }
+
+  @Test
+  void adaptiveLifoServesTheNewestEntryWhileTheLineStands() {
+    warmpool().withPropertyValues("warmpool.pools.db.capacity=1",
+        "warmpool.pools.db.max-wait-in-line=1h", "warmpool.pools.db.adaptive-lifo=true")
+        .run(context -> {
+          WorkerPool db = context.getBean("db", WorkerPool.class);
+          CountDownLatch release = new CountDownLatch(1);
+          db.execute(() -> Runners.block(release));
+          java.util.List<Integer> order = new java.util.concurrent.CopyOnWriteArrayList<>();
+          for (int i = 0; i < 3; i++) {
+            int n = i;
+            db.enqueue(() -> order.add(n));
+          }
+          Thread.sleep(150); // the line stands after 100 ms without once being empty
+          release.countDown();
+          await().atMost(Duration.ofSeconds(5)).until(() -> order.size() == 3);
+          assertThat(order).containsExactly(2, 1, 0);
+        });
+  }
+
+  @Test
   void maxWaitInLineZeroIsRefusedNamingTheKey() {
     warmpool().withPropertyValues("warmpool.pools.db.max-wait-in-line=0ms")
         .run(context -> assertRefused(context, "warmpool.pools.db.max-wait-in-line"));

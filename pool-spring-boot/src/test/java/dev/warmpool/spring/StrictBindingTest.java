@@ -100,13 +100,40 @@ class StrictBindingTest {
   }
 
   @Test
-  void strictBinding_controlledDelayAndAdaptiveLifoAreRefusedAsNotSupportedYet() {
-    for (String setting : new String[] {"controlled-delay.target=5ms", "controlled-delay.interval=100ms",
-        "adaptive-lifo=true"}) {
-      warmpool().withPropertyValues("warmpool.pools.db.capacity=4", "warmpool.pools.db." + setting)
-          .run(context -> {
-            assertRefused(context, "warmpool.pools.db." + setting.substring(0, setting.indexOf('=')));
-            assertThat(rootMessage(context)).contains("Not supported yet");
+  void strictBinding_controlledDelayNeedsBothKeys() {
+    warmpool().withPropertyValues("warmpool.pools.db.capacity=4",
+        "warmpool.pools.db.controlled-delay.target=5ms").run(context -> {
+          assertRefused(context, "warmpool.pools.db.controlled-delay.target");
+          assertThat(rootMessage(context)).contains("'5ms'")
+              .contains("warmpool.pools.db.controlled-delay.interval is not set");
+        });
+  }
+
+  @Test
+  void strictBinding_aTargetNotBelowTheIntervalIsRefusedWithCoresReason() {
+    warmpool().withPropertyValues("warmpool.pools.db.capacity=4",
+        "warmpool.pools.db.controlled-delay.target=100ms",
+        "warmpool.pools.db.controlled-delay.interval=100ms").run(context -> {
+          assertRefused(context, "warmpool.pools.db.controlled-delay.target");
+          assertThat(rootMessage(context)).contains("'100ms'").contains("interval");
+        });
+  }
+
+  @Test
+  void strictBinding_controlledDelayAndAdaptiveLifoDoNotApplyToANonblockingPoolNorASubpool() {
+    for (String setting : new String[] {"controlled-delay.target=5ms",
+        "controlled-delay.interval=100ms", "adaptive-lifo=true"}) {
+      String key = setting.substring(0, setting.indexOf('='));
+      warmpool().withPropertyValues("warmpool.pools.http.nonblocking=true",
+          "warmpool.pools.http." + setting).run(context -> {
+            assertRefused(context, "warmpool.pools.http." + key);
+            assertThat(rootMessage(context)).contains("nonblocking");
+          });
+      warmpool().withPropertyValues("warmpool.pools.app.capacity=4",
+          "warmpool.pools.db.parent=app", "warmpool.pools.db.capacity=2",
+          "warmpool.pools.db." + setting).run(context -> {
+            assertRefused(context, "warmpool.pools.db." + key);
+            assertThat(rootMessage(context)).contains("subpool");
           });
     }
   }
