@@ -30,12 +30,22 @@ class ConfigurationMetadataTest {
 
   @Test
   void theKeysOfAnEntryAreTheOnesStrictBindingNames() throws Exception {
-    String[] keys = Arrays.stream(Introspector.getBeanInfo(WarmpoolProperties.Pool.class, Object.class)
-            .getPropertyDescriptors())
-        .filter(property -> property.getWriteMethod() != null)
-        .map(PropertyDescriptor::getName)
-        .map(name -> name.replaceAll("([A-Z])", "-$1").toLowerCase())
-        .toArray(String[]::new);
-    assertThat(PoolBeanRegistrar.ENTRY_KEYS.split(", ")).containsExactlyInAnyOrder(keys);
+    assertThat(PoolBeanRegistrar.ENTRY_KEYS.split(", "))
+        .containsExactlyInAnyOrder(keys(WarmpoolProperties.Pool.class, ""));
+  }
+
+  /** The bindable keys of a properties class: its setters, and its nested groups' (getter only). */
+  private static String[] keys(Class<?> type, String prefix) throws Exception {
+    java.util.List<String> keys = new java.util.ArrayList<>();
+    for (PropertyDescriptor p : Introspector.getBeanInfo(type, Object.class)
+        .getPropertyDescriptors()) {
+      String key = prefix + p.getName().replaceAll("([A-Z])", "-$1").toLowerCase();
+      if (p.getWriteMethod() != null) {
+        keys.add(key);
+      } else if (p.getPropertyType().getEnclosingClass() == WarmpoolProperties.class) {
+        keys.addAll(Arrays.asList(keys(p.getPropertyType(), key + ".")));
+      }
+    }
+    return keys.toArray(String[]::new);
   }
 }
