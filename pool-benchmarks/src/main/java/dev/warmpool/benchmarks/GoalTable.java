@@ -63,8 +63,8 @@ import reactor.core.scheduler.Schedulers;
  *       of capacity 64 each round: {@code stats().workersStarted()}, the peak of
  *       {@code stats().workers()} and of {@code stats().busy()} sampled every 1 ms by a side thread;
  *       vs a fresh fixed(64)'s largest pool size, peak pool size and peak active count.</li>
- *   <li>Kotlin: {@code 200k x scale} round trips {@code withContext(d) {}} from 64 coroutines of a
- *       {@code runBlocking} loop, capacity 20: vs {@code newFixedThreadPool(20).asCoroutineDispatcher()}
+ *   <li>Kotlin: {@code 200k x scale} round trips {@code withContext(d) {}} from 64 coroutines of ONE
+ *       {@code runBlocking} event loop (issue 33's event-loop row), capacity 20: vs {@code newFixedThreadPool(20).asCoroutineDispatcher()}
  *       and {@code Dispatchers.IO.limitedParallelism(20)}; round trips per second.</li>
  *   <li>a subpool's cost (issue 14): tiny tasks, 1 producer, through a plain pool of capacity 64
  *       and through a subpool of capacity 64 of another such pool; the ratio reads plain/subpool.</li>
@@ -85,6 +85,10 @@ import reactor.core.scheduler.Schedulers;
  *       for a running one or a stall watch. The 5 ms sleep and pause do not scale.</li>
  *   <li>nested join (issue 33): a task joins a subtask it put on its own pool, outside the library,
  *       one call per 2 ms, capacity 2: p50 and p99 vs fixed(2) + LinkedBlockingQueue.</li>
+ *   <li>Kotlin from {@code Dispatchers.Default} (issue 33): {@code 200k x scale} coroutines launched
+ *       on {@code Dispatchers.Default}, at most 64 in flight, each one {@code withContext(d) {}},
+ *       capacity 20: vs {@code newFixedThreadPool(20).asCoroutineDispatcher()}; coroutines per
+ *       second.</li>
  * </ol>
  *
  * <p>Every ratio is oriented so that above 1 means warmpool is better: throughput is
@@ -96,7 +100,7 @@ import reactor.core.scheduler.Schedulers;
  * not; shape 10 is about 2.5 s), so about 3.5 minutes in all.
  *
  * <p>Options ({@code key=value}): {@code rounds=5} measured rounds, {@code warmup=1} discarded
- * rounds, {@code scale=1} multiplies every size and duration, {@code only=1,...,11}
+ * rounds, {@code scale=1} multiplies every size and duration, {@code only=1,...,12}
  * shapes (numbered as above).
  * Build once, then run from the repository root (on Temurin 25, replace {@code java} by
  * {@code /usr/lib/jvm/temurin-25-jdk-amd64/bin/java}; the classes target Java 17):
@@ -116,6 +120,8 @@ public final class GoalTable {
       "RxJava Single.subscribeOn (direct tasks), flatMapSingle 64, capacity 20";
   static final String RX_WORKER =
       "RxJava Flowable.subscribeOn (a Worker per item), flatMap 64, capacity 20";
+  static final String KOTLIN_DEFAULT =
+      "Kotlin coroutines launched on Dispatchers.Default, 64 in flight, each withContext(d) {}, capacity 20";
   static final String TINY_2_ENQUEUE = "tiny tasks, 1 producer, capacity 2, enqueue";
   static final String NESTED =
       "nested join: a task joins a subtask on its own pool, one call per 2 ms, capacity 2";
@@ -139,7 +145,7 @@ public final class GoalTable {
     int warmup = Harness.intOption(o, "warmup", 1);
     double scale = Double.parseDouble(o.getOrDefault("scale", "1"));
     Set<Integer> only = new TreeSet<>();
-    for (String s : o.getOrDefault("only", "1,2,3,4,5,6,7,8,9,10,11").split(",")) {
+    for (String s : o.getOrDefault("only", "1,2,3,4,5,6,7,8,9,10,11,12").split(",")) {
       only.add(Integer.parseInt(s.trim()));
     }
     GoalTable t = new GoalTable(scale);
@@ -159,6 +165,7 @@ public final class GoalTable {
       if (only.contains(9)) shapes.add(t.new RxWorkerShape());
       if (only.contains(10)) shapes.add(t.new BurstStartLatency());
       if (only.contains(11)) shapes.add(t.new NestedJoin());
+      if (only.contains(12)) shapes.add(t.new KotlinDefaultShape());
       for (int r = 0; r < warmup + rounds; r++) {
         t.measuring = r >= warmup;
         long rs = System.nanoTime();
@@ -279,6 +286,10 @@ public final class GoalTable {
           "fixed(20).asCoroutineDispatcher()", 1.0);
       row(out, s, "round trips/s", Kind.THROUGHPUT, "kotlin-io-limited",
           "Dispatchers.IO.limitedParallelism(20)", 1.0);
+    }
+    if (only.contains(12)) {
+      row(out, KOTLIN_DEFAULT, "coroutines/s", Kind.THROUGHPUT, "kotlin-fixed",
+          "fixed(20).asCoroutineDispatcher()", 1.0);
     }
     if (only.contains(8)) {
       // the ratio reads plain pool / subpool: how many times slower a subpool task is
@@ -720,6 +731,31 @@ public final class GoalTable {
       for (int i = 0; i < ids.length; i++) {
         record(shape, "round trips/s", ids[i], CoroutineShapes.withContextRoundTripsPerSecond(
             dispatchers.get(i), roundTrips, CONCURRENCY));
+      }
+    }
+
+    @Override
+    public void close() {
+      Peers.close(pool);
+      Peers.close(fixed);
+    }
+  }
+
+  /** Shape 11 (issue 33): coroutines launched on Dispatchers.Default, 64 in flight, one round trip each. */
+  final class KotlinDefaultShape implements Shape {
+    final WorkerPool pool = WorkerPool.builder().name("ktd-wp").capacity(ADAPTER_CAPACITY).build();
+    final ExecutorService fixed =
+        Executors.newFixedThreadPool(ADAPTER_CAPACITY, Peers.named("ktd-fixed"));
+    final String[] ids = {Peers.WARMPOOL, "kotlin-fixed"};
+    final List<kotlinx.coroutines.CoroutineDispatcher> dispatchers =
+        CoroutineShapes.goalDispatchers(pool, fixed, ADAPTER_CAPACITY).subList(0, 2);
+
+    @Override
+    public void round() {
+      int coroutines = Math.max(CONCURRENCY * 100, (int) (200_000 * scale));
+      for (int i = 0; i < ids.length; i++) {
+        record(KOTLIN_DEFAULT, "coroutines/s", ids[i], CoroutineShapes.withContextFromDefaultPerSecond(
+            dispatchers.get(i), coroutines, CONCURRENCY));
       }
     }
 

@@ -10,6 +10,7 @@ import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.asCoroutineDispatcher
 import kotlinx.coroutines.launch
 import kotlinx.coroutines.runBlocking
+import kotlinx.coroutines.sync.Semaphore
 import kotlinx.coroutines.withContext
 
 /**
@@ -67,6 +68,28 @@ fun withContextRoundTripsPerSecond(d: CoroutineDispatcher, roundTrips: Int, conc
         }
     }
     return each * concurrency / ((System.nanoTime() - t0) / 1e9)
+}
+
+/**
+ * For [GoalTable]'s shape 11: [coroutines] coroutines launched on [Dispatchers.Default], at most
+ * [inFlight] at a time, each one `withContext(d) {}`; coroutines per second.
+ */
+fun withContextFromDefaultPerSecond(d: CoroutineDispatcher, coroutines: Int, inFlight: Int): Double {
+    val t0 = System.nanoTime()
+    runBlocking(Dispatchers.Default) {
+        val seats = Semaphore(inFlight)
+        repeat(coroutines) {
+            seats.acquire()
+            launch {
+                try {
+                    withContext(d) {}
+                } finally {
+                    seats.release()
+                }
+            }
+        }
+    }
+    return coroutines / ((System.nanoTime() - t0) / 1e9)
 }
 
 /** The three dispatchers of [GoalTable]'s Kotlin shape, in the order warmpool, fixed pool, IO view. */

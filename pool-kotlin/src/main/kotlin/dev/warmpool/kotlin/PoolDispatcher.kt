@@ -180,7 +180,7 @@ internal class PoolDispatcher private constructor(
         unit.offer(block)
         try {
             reopening {
-                if (isAdmittedWork(job, block)) unit.lane.executeAdmitted(unit) else unit.lane.execute(unit)
+                if (isAdmittedWork(job, context, block)) unit.lane.executeAdmitted(unit) else unit.lane.execute(unit)
             }
         } catch (rejected: RejectedExecutionException) {
             units.remove(job, unit)
@@ -192,20 +192,43 @@ internal class PoolDispatcher private constructor(
     /**
      * Whether a job seen here for the first time is part of admitted work of this family, and so is
      * never rejected (guarantee 6): it reaches a job holding a unit through its ancestry or through
-     * the coroutine stack that [block] resumes (see the class notes). Ancestry alone is tried first: it
-     * allocates nothing and answers for children and most scopes.
+     * the coroutine stack that [block] resumes (see the class notes).
+     *
+     * One pass over the ancestry answers unless a link leaves it. The stack can reach a job outside
+     * the ancestry only where a scope's caller runs in another job than the scope's parent (the
+     * scope was given `NonCancellable` or a `Job()` of its own: the cut the stack exists to cross),
+     * or where [block] is a frame of another job: a scope's caller is otherwise its parent's own
+     * code, whose frames lead to that parent and, if it is a scope, to its caller, and so on up the
+     * ancestry; a job that is not a scope has no caller. Only then is the full walk taken
+     * ([reachesAdmittedWork]). A `withContext(pool)` from outside the pool is the common first
+     * dispatch, and its answer (no) took the full walk, 25 % of an event loop's time (issue 33).
      */
-    private fun isAdmittedWork(job: Job, block: Runnable): Boolean =
-        hasAdmittedAncestor(job) || reachesAdmittedWork(job, block as? CoroutineStackFrame)
-
     @OptIn(ExperimentalCoroutinesApi::class) // Job.parent
-    private fun hasAdmittedAncestor(job: Job): Boolean {
-        var p = job.parent
-        while (p != null) {
-            if (units.containsKey(p)) return true
-            p = p.parent
+    private fun isAdmittedWork(job: Job, context: CoroutineContext, block: Runnable): Boolean {
+        var stackLeaves = block is CoroutineStackFrame && frameJobDiffers(block, context, job)
+        var j = job
+        while (true) {
+            val parent = j.parent
+            if (!stackLeaves && j is CoroutineStackFrame) {
+                val caller = j.callerFrame
+                stackLeaves = caller != null && frameJobDiffers(caller, null, parent)
+            }
+            j = parent ?: break
+            if (units.containsKey(j)) return true
         }
-        return false
+        return stackLeaves && reachesAdmittedWork(job, block as? CoroutineStackFrame)
+    }
+
+    /**
+     * Whether [frame] runs in another job than [expected] (a frame that is no continuation, or that
+     * has no job, counts as another: the full walk decides). [known] is a context [frame] is known
+     * to have, which spares the look-up when it is the frame's own.
+     */
+    private fun frameJobDiffers(frame: CoroutineStackFrame, known: CoroutineContext?, expected: Job?): Boolean {
+        val context = (frame as? Continuation<*>)?.context ?: return true
+        if (context === known) return false
+        val frameJob = context[Job] ?: return true
+        return frameJob !== expected
     }
 
     /**
@@ -586,11 +609,17 @@ internal class PoolDispatcher private constructor(
         // place), so one shared "runner" field lost the failure in that race.
         private val failure = AtomicReference<Throwable?>()
 
-        /** Registers the completion (forget) and, for a coroutine, cancelling (failure) handlers. */
-        @OptIn(InternalCoroutinesApi::class) // onCancelling: heard on the thread where the body threw
+        /**
+         * Registers one handler ([invoke]): for a coroutine an `onCancelling` one, which hears the
+         * failure on the thread where the body threw and, if nothing cancelled the job, its normal
+         * completion (kotlinx runs such a handler once, at whichever comes first); otherwise a
+         * completion handler. One registration per unit, not two: a `withContext` from outside the
+         * pool makes a unit per call.
+         */
+        @OptIn(InternalCoroutinesApi::class) // onCancelling
         fun watch() {
-            if (isCoroutine) job.invokeOnCompletion(onCancelling = true, invokeImmediately = true, handler = ::cancelling)
-            job.invokeOnCompletion(this)
+            if (isCoroutine) job.invokeOnCompletion(onCancelling = true, invokeImmediately = true, handler = this)
+            else job.invokeOnCompletion(this)
         }
 
         /** Holds [block] as the dispatch this unit runs next; false if one is outstanding already. */
@@ -628,11 +657,6 @@ internal class PoolDispatcher private constructor(
             if (owner.firstCount(f)) throw f
         }
 
-        private fun cancelling(cause: Throwable?) {
-            if (cause != null && cause !is CancellationException && running.get() === this) {
-                failure.set(cause)
-            }
-        }
 
         override fun giveUpLane() = lane.close()
 
@@ -665,9 +689,18 @@ internal class PoolDispatcher private constructor(
             owner.reject(context, block, cause())
         }
 
-        /** The job completed: forget it. */
+        /**
+         * The job completed (forget it), or a coroutine started cancelling: a failure heard on the
+         * thread that runs it is kept for [rethrowFailure], and the unit is forgotten only when the
+         * job completes, since a cancelled coroutine still dispatches (its `finally` blocks) until then.
+         */
         override fun invoke(cause: Throwable?) {
-            owner.units.remove(job, this)
+            if (cause == null || !isCoroutine) {
+                owner.units.remove(job, this)
+                return
+            }
+            if (cause !is CancellationException && running.get() === this) failure.set(cause)
+            job.invokeOnCompletion { owner.units.remove(job, this) }
         }
     }
 

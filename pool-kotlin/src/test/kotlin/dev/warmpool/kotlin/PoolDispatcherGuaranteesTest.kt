@@ -90,6 +90,35 @@ class PoolDispatcherGuaranteesTest {
     }
 
     /**
+     * Issue 33: the admission check answers from the ancestry alone unless the stack leaves it. A
+     * scope given the job of another running coroutine has an ancestry that ends at an ordinary root
+     * (here the test's own `runBlocking`) and holds no unit, yet its caller is a coroutine on the
+     * pool: on a full nonblocking pool its first resume is admitted work through that caller and
+     * waits its turn. A check that trusted any ancestry ending at a coroutine root rejected it.
+     */
+    @Test
+    fun scopeGivenAnotherCoroutinesJobIsAdmittedThroughItsCallerOnTheStack() = pools.runBlocking {
+        val pool = pools.pool(1, nonblocking = true, maxWaiting = 0)
+        val d = pool.asCoroutineDispatcher()
+        val rejectedBefore = pool.stats().rejected()
+        val release = CompletableDeferred<Unit>()
+        val other = launch { release.await() } // a running coroutine off the pool, in the test's tree
+        val resumedOn = CompletableDeferred<Thread>()
+        val job = launch(d) {
+            withContext(other) {
+                yield() // the caller holds the pool's one seat: the pool is full
+                resumedOn.complete(Thread.currentThread())
+            }
+        }
+        val resumed = withTimeout(5.seconds) { resumedOn.await() }
+        assertThat(pool.isOwnThread(resumed)).describedAs("resumed on %s", resumed.name).isTrue()
+        job.join()
+        assertThat(job.isCancelled).describedAs("caller cancelled").isFalse()
+        assertThat(pool.stats().rejected()).isEqualTo(rejectedBefore)
+        release.complete(Unit)
+    }
+
+    /**
      * Fault 3: a coroutine on a `limitedParallelism` view runs on this pool's threads as admitted
      * work; a child it launches on the pool's own dispatcher belongs to it and waits in line on a full
      * nonblocking pool, as the child of a coroutine on the pool's dispatcher does.
