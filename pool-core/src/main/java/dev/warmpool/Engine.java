@@ -738,6 +738,9 @@ final class Engine {
     }
     if (left == 0) {
       cleaner.update();
+      if (!host.isRunning()) {
+        leaveTimer();
+      }
     }
     host.tryTerminate();
   }
@@ -856,6 +859,25 @@ final class Engine {
       }
     });
     starter.interruptAll();
+  }
+
+  /**
+   * The pool is shut down and its last worker gone: nothing is held, so neither the watch nor a
+   * pending resume (a hold-off lasts up to 10 s) may keep the shared timer thread alive for it.
+   * A resume taken back here is done here: a reboot finds holding on.
+   */
+  private void leaveTimer() {
+    if (timer.cancel(holdResume)) {
+      holdingOff = false;
+    }
+    if (timer.cancel(holdWatch)) {
+      holdWatchArmed.set(false);
+    }
+  }
+
+  /** Whether the hold watch or a hold-off's resume is on the timer; for tests. */
+  boolean onTimer() {
+    return timer.isScheduled(holdResume) || timer.isScheduled(holdWatch);
   }
 
   /** Whether holding is off after a holder was found waiting; for tests. */

@@ -145,11 +145,31 @@ final class SharedTimer {
     }
   }
 
+  /** Whether the task is scheduled now. */
+  boolean isScheduled(Task t) {
+    lock.lock();
+    try {
+      return t.index >= 0;
+    } finally {
+      lock.unlock();
+    }
+  }
+
   /** Tasks scheduled now; for tests. */
   int size() {
     lock.lock();
     try {
       return size;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** The timer's thread now, or null; for tests (other timers' threads bear the same name). */
+  Thread thread() {
+    lock.lock();
+    try {
+      return thread;
     } finally {
       lock.unlock();
     }

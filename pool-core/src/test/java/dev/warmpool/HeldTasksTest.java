@@ -132,21 +132,38 @@ class HeldTasksTest {
   }
 
   @Test
+  void aPoolThatTerminatesLeavesNoHoldOffOnTheSharedTimer() throws Exception {
+    // Guarantee 12: the timer thread ends soon after its last task; a hold-off's resume (up to
+    // 10 s away) of a pool that is gone must not keep it alive.
+    BoundedPool pool = (BoundedPool) WorkerPool.builder().name("held-leave").capacity(4).build();
+    waitOutsideForASubtask(pool);
+    assertEquals(1, pool.engine.holdOffs());
+    assertTrue(pool.engine.isHoldingOff() && pool.engine.onTimer(), "the resume is pending");
+    pool.shutdown();
+    assertTrue(pool.awaitTermination(10, TimeUnit.SECONDS));
+    assertTrue(PoolFixture.waitUntil(java.time.Duration.ofSeconds(5),
+        () -> pool.stats().workers() == 0));
+    assertFalse(pool.engine.onTimer(), "nothing of the pool's engine left on the timer");
+    assertFalse(pool.engine.isHoldingOff(), "a reboot finds holding on");
+  }
+
+  @Test
   void holdingThatPaysOffForAsLongAsTheHoldOffHalvesIt() throws Exception {
     BoundedPool pool = (BoundedPool) WorkerPool.builder().name("held-halve").capacity(4).build();
     try {
       waitOutsideForASubtask(pool);
       assertEquals(1, pool.engine.holdOffs());
       assertEquals(2 * Engine.HOLD_OFF_NANOS, pool.engine.nextHoldOffNanos());
-      // short tasks that queue a subtask and end: the watch finds nobody waiting, for 200 ms
-      long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+      // Short tasks that queue a subtask and end: the watch finds nobody waiting, for 200 ms.
+      // (A safepoint or a preemption of more than 0.5 ms while a task holds can still look like a
+      // wait and double it again: the loop goes on until it has halved back.)
+      long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
       while (pool.engine.nextHoldOffNanos() != Engine.HOLD_OFF_NANOS) {
-        assertTrue(System.nanoTime() < giveUp, "not halved in 10 s");
+        assertTrue(System.nanoTime() < giveUp, "not halved back in 20 s");
         CountDownLatch ran = new CountDownLatch(1);
         pool.execute(() -> pool.enqueue(ran::countDown));
         assertTrue(ran.await(10, TimeUnit.SECONDS));
       }
-      assertEquals(1, pool.engine.holdOffs(), "no holder was found waiting meanwhile");
     } finally {
       pool.close();
     }

@@ -9,7 +9,6 @@ import static org.assertj.core.api.Assumptions.assumeThat;
 
 import java.time.Duration;
 import java.util.List;
-import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Future;
@@ -436,10 +435,11 @@ class LaneAndTimerFaultsTest {
     assertThat(marker.awaitTermination(SOON.toSeconds(), TimeUnit.SECONDS)).isTrue();
     assertThat(timer.isRunning()).as("timer running with a task").isTrue();
     assertThat(timer.size()).as("tasks on the timer: the far one").isEqualTo(1);
-    eventually().atMost(SOON).pollInterval(Duration.ofMillis(20)).until(() -> timerThread()
-        .map(t -> t.getState() == Thread.State.TIMED_WAITING
-            || t.getState() == Thread.State.WAITING)
-        .orElse(false));
+    // This timer's own thread (a test's private timer may run one of the same name meanwhile)
+    Thread thread = timer.thread();
+    assertThat(thread).isNotNull();
+    eventually().atMost(SOON).pollInterval(Duration.ofMillis(20)).until(() ->
+        thread.getState() == Thread.State.TIMED_WAITING || thread.getState() == Thread.State.WAITING);
 
     assertThat(far.cancel(false)).isTrue();
     assertThat(timer.size()).as("tasks on the timer after the cancel").isZero();
@@ -447,13 +447,8 @@ class LaneAndTimerFaultsTest {
     eventually().atMost(Duration.ofSeconds(3)).pollInterval(Duration.ofMillis(20))
         .untilAsserted(() -> {
           assertThat(timer.isRunning()).as("timer running, nothing scheduled").isFalse();
-          assertThat(timerThread()).as("thread %s", TIMER_THREAD).isEmpty();
+          assertThat(thread.isAlive()).as("thread %s", thread).isFalse();
         });
-  }
-
-  private static Optional<Thread> timerThread() {
-    return Thread.getAllStackTraces().keySet().stream()
-        .filter(t -> t.isAlive() && t.getName().equals(TIMER_THREAD)).findAny();
   }
 
   // ---------------------------------------------------------------------------------------------
