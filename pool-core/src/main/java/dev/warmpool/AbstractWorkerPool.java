@@ -244,17 +244,44 @@ abstract class AbstractWorkerPool extends AbstractExecutorService implements Wor
    * waiting for the hold watch.
    */
   static class PublishingFuture<T> extends FutureTask<T> {
+    /**
+     * Whether {@code run} invoked the task: {@code FutureTask} calls {@code set} or
+     * {@code setException} after the task, and only then. Read and written by the running thread.
+     */
+    private boolean invoked;
+
     PublishingFuture(Callable<T> callable) {
       super(callable);
+    }
+
+    @Override
+    protected void set(T v) {
+      invoked = true;
+      super.set(v);
     }
 
     /** Called by FutureTask.run with the task's exception, on the worker that runs it. */
     @Override
     protected void setException(Throwable t) {
+      invoked = true;
       if (!isDone()) { // a cancel that came first keeps the future cancelled: nothing failed
         Accounting.futureFailed(t);
       }
       super.setException(t);
+    }
+
+    /**
+     * A cancel that won before the task started ({@code submit}'s handle as a worker took it, too
+     * late to withdraw it from the line; {@code invokeAll}'s timeout, {@code invokeAny}'s first
+     * result) leaves {@code FutureTask.run} nothing to do: the task was withdrawn by its handle,
+     * and is counted so, not as a run (guarantee 13).
+     */
+    @Override
+    public void run() {
+      super.run();
+      if (!invoked) {
+        Accounting.futureNotRun();
+      }
     }
 
     /** Fails the future without a run (its task expired in line): counted as expired, not failed. */
@@ -286,39 +313,8 @@ abstract class AbstractWorkerPool extends AbstractExecutorService implements Wor
     /** Its place in the pool, known only after the hand-off, while a cancel may come first. */
     final LateHandle place = new LateHandle();
 
-    /**
-     * Whether {@code run} invoked the task: {@code FutureTask} calls {@code set} or
-     * {@code setException} after the task, and only then. Read and written by the running thread.
-     */
-    private boolean invoked;
-
     PoolFuture(Callable<T> callable) {
       super(callable);
-    }
-
-    @Override
-    protected void set(T v) {
-      invoked = true;
-      super.set(v);
-    }
-
-    @Override
-    protected void setException(Throwable t) {
-      invoked = true;
-      super.setException(t);
-    }
-
-    /**
-     * A cancel that won as a worker took the task (too late to withdraw it from the line) leaves
-     * {@code FutureTask.run} nothing to do: the task was withdrawn by its handle, and is counted
-     * so, not as a run (guarantee 13).
-     */
-    @Override
-    public void run() {
-      super.run();
-      if (!invoked) {
-        Accounting.futureNotRun();
-      }
     }
 
     /** Its task waited in line past its deadline: the future fails with the cause. */

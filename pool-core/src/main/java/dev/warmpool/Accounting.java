@@ -92,7 +92,14 @@ final class Accounting {
     try {
       task.run();
     } catch (Throwable t) {
-      failed(t, task instanceof FailureAware f ? f : null);
+      // What a future of ours told about this run is spent here too (a wrapper, a decorator,
+      // threw after it): left set, it would count the worker's next task. The run counts once:
+      // failed, unless its future counted that already (a cancelled future's wrapper that threw
+      // counts as failed: something ran, and failed).
+      worker.unrun = false;
+      boolean counted = worker.capturedFailure != null;
+      worker.capturedFailure = null;
+      failed(t, task instanceof FailureAware f ? f : null, !counted);
       return;
     }
     if (worker.unrun) {
@@ -183,7 +190,13 @@ final class Accounting {
    * the worker exits.
    */
   private void failed(Throwable t, FailureAware reporter) {
-    countFailed();
+    failed(t, reporter, true);
+  }
+
+  private void failed(Throwable t, FailureAware reporter, boolean count) {
+    if (count) {
+      countFailed();
+    }
     Accounting a = root();
     Thread self = Thread.currentThread();
     if (a.failureHandler != null) {

@@ -523,9 +523,8 @@ final class Admission implements TaskEnvelope.Owner {
    * one way whoever finds it first. Runs no user code (callbacks go to a helper thread).
    */
   private void shedOverdue() {
-    TaskEnvelope late;
-    while ((late = line.overdue(System.nanoTime())) != null) {
-      Expiry x = (Expiry) late.expiry;
+    Expiry x;
+    while ((x = line.overdue(System.nanoTime())) != null) {
       boolean expired;
       try {
         expired = expire(x);
@@ -795,6 +794,9 @@ final class Admission implements TaskEnvelope.Owner {
    * empty. Counts move before the entry's caller wakes (count, then signal).
    */
   private TaskEnvelope moveHeadTo(Admission taker) {
+    if (delayTargetNanos > 0) {
+      shedOverdue(); // a sibling's seat serves no entry its own shard would have shed
+    }
     TaskEnvelope e = line.pollFor(taker);
     if (e == null) {
       return null;

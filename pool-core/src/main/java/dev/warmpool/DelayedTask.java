@@ -350,6 +350,24 @@ final class DelayedTask<V> extends FutureTask<V>
     return period != 0;
   }
 
+  /** A task that waits for its own due timer publishes what it holds first (as submit's get). */
+  @Override
+  public V get() throws InterruptedException, java.util.concurrent.ExecutionException {
+    if (!isDone()) {
+      Engine.beforeBlocking();
+    }
+    return super.get();
+  }
+
+  @Override
+  public V get(long timeout, TimeUnit unit) throws InterruptedException,
+      java.util.concurrent.ExecutionException, java.util.concurrent.TimeoutException {
+    if (!isDone()) {
+      Engine.beforeBlocking();
+    }
+    return super.get(timeout, unit);
+  }
+
   @Override
   public long getDelay(TimeUnit unit) {
     return unit.convert(entry.deadline - System.nanoTime(), TimeUnit.NANOSECONDS);

@@ -738,9 +738,7 @@ final class Engine {
     }
     if (left == 0) {
       cleaner.update();
-      if (!host.isRunning()) {
-        leaveTimer();
-      }
+      leaveTimer();
     }
     host.tryTerminate();
   }
@@ -862,22 +860,20 @@ final class Engine {
   }
 
   /**
-   * The pool is shut down and its last worker gone: nothing is held, so neither the watch nor a
-   * pending resume (a hold-off lasts up to 10 s) may keep the shared timer thread alive for it.
-   * A resume taken back here is done here: a reboot finds holding on.
+   * The last worker is gone (shut down, or every one expired): a pending hold-off resume (a
+   * hold-off lasts up to 10 s) must not keep the shared timer thread alive for a pool with no
+   * thread, so it is taken back and done here (holding on; the pattern is forgotten). The watch
+   * stays: it fires within a period, and a worker started meanwhile may rely on it.
    */
   private void leaveTimer() {
     if (timer.cancel(holdResume)) {
       holdingOff = false;
     }
-    if (timer.cancel(holdWatch)) {
-      holdWatchArmed.set(false);
-    }
   }
 
-  /** Whether the hold watch or a hold-off's resume is on the timer; for tests. */
+  /** Whether a hold-off's resume is on the timer; for tests. */
   boolean onTimer() {
-    return timer.isScheduled(holdResume) || timer.isScheduled(holdWatch);
+    return timer.isScheduled(holdResume);
   }
 
   /** Whether holding is off after a holder was found waiting; for tests. */

@@ -138,15 +138,17 @@ final class WaitingLine {
   }
 
   /**
-   * The entry {@link #poll} would take now, if its deadline timer ({@link Admission.Expiry}) is due
-   * at {@code now}: it stays in line, WAITING, for the caller to expire it (a seat goes to the
-   * next entry instead). Null if the line is empty or that entry is not due.
+   * The deadline timer ({@link Admission.Expiry}) of the entry {@link #poll} would take now, if it
+   * is due at {@code now}: the entry stays in line, WAITING, for the caller to expire it (a seat
+   * goes to the next entry instead). Null if the line is empty or that entry is not due.
    */
-  TaskEnvelope overdue(long now) {
+  Admission.Expiry overdue(long now) {
     lock.lock();
     try {
+      // the expiry read here, under the lock: a cancel, a hand-back or a sibling's take may clear
+      // the entry's field as soon as the lock is released
       TaskEnvelope e = next();
-      return e != null && e.expiry instanceof Admission.Expiry x && now - x.at >= 0 ? e : null;
+      return e != null && e.expiry instanceof Admission.Expiry x && now - x.at >= 0 ? x : null;
     } finally {
       lock.unlock();
     }
