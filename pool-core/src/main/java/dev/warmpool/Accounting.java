@@ -135,8 +135,9 @@ final class Accounting {
   /**
    * A future of ours, run by a worker of a pool, found itself cancelled before its task started:
    * the run counts as withdrawn (leaves submitted) instead of completed. Does nothing off a worker.
-   * (A task that runs another pool's cancelled future inline is then counted withdrawn itself: the
-   * one case where this reads the wrong run; the totals stay exact.)
+   * (A task that runs inline a future of ours whose task is never invoked, of this pool or another:
+   * cancelled, expired in line, or handed back and then cancelled, is then counted withdrawn
+   * itself: the one case where this reads the wrong run.)
    */
   static void futureNotRun() {
     Worker w = Worker.current();
