@@ -127,6 +127,8 @@ class TaskEnvelope implements TaskHandle {
    */
   long joined;
   long standsFrom;
+  /** Joined the line as admitted work (never shed); written under the line's lock as it links. */
+  boolean admitted;
   /** Links in the waiting line; accessed only under the line's lock. */
   TaskEnvelope prev;
   TaskEnvelope next;

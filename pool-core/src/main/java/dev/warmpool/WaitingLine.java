@@ -61,6 +61,12 @@ final class WaitingLine {
    * {@link #standingNanos}.
    */
   private long emptySince;
+  /**
+   * Accessed only under lock, and only by a LIFO line: the oldest admitted entry in line, or null.
+   * It moves forward only when that entry leaves (to the next admitted one behind it), so the
+   * stretches it passes over are disjoint: O(1) per entry over the line's life.
+   */
+  private TaskEnvelope oldestAdmitted;
 
   /** A FIFO line that keeps no time. */
   WaitingLine() {
@@ -93,6 +99,7 @@ final class WaitingLine {
       if (size >= bound) {
         return Offer.FULL;
       }
+      e.admitted = admitted;
       link(e);
       return Offer.LINKED;
     } finally {
@@ -160,7 +167,7 @@ final class WaitingLine {
    * work without one can leave only by being served (guarantee 4), so it must not be starved.
    * Hence the newest goes first only if it has a timer (a lane that yields its seat and rejoins as
    * admitted work must not barge straight back in), and the oldest goes first if it has none and
-   * has waited a whole standing interval.
+   * has waited a whole standing interval; so does the oldest admitted entry wherever it waits.
    */
   private TaskEnvelope next() {
     TaskEnvelope h = head;
@@ -174,6 +181,10 @@ final class WaitingLine {
     }
     if (h.expiry == null && now - h.joined >= standingNanos) {
       return h;
+    }
+    TaskEnvelope a = oldestAdmitted;
+    if (a != null && now - a.joined >= standingNanos) {
+      return a; // admitted work behind sheddable entries is not starved by newer ones either
     }
     return t;
   }
@@ -313,6 +324,9 @@ final class WaitingLine {
       e.joined = now;
       e.standsFrom = emptySince + standingNanos;
     }
+    if (lifo && e.admitted && oldestAdmitted == null) {
+      oldestAdmitted = e;
+    }
     e.prev = tail;
     if (tail == null) {
       head = e;
@@ -326,6 +340,13 @@ final class WaitingLine {
   private void unlink(TaskEnvelope e) {
     TaskEnvelope p = e.prev;
     TaskEnvelope n = e.next;
+    if (e == oldestAdmitted) {
+      TaskEnvelope a = n;
+      while (a != null && !a.admitted) {
+        a = a.next;
+      }
+      oldestAdmitted = a;
+    }
     if (p == null) {
       head = n;
     } else {

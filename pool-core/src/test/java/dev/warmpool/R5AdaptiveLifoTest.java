@@ -9,7 +9,6 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AutoClose;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -41,8 +40,6 @@ class R5AdaptiveLifoTest {
    * the newest task, and the lane is served only after all of them (and would wait the hour under
    * a steady stream).
    */
-  @Disabled("r5 FAULT, fails 4/4: WaitingLine.next lets unsheddable work go first only when "
-      + "it is the head")
   @Test
   void guarantee6_anAdmittedLaneBehindASheddableHeadIsNotStarvedByNewerTasks() {
     WorkerPool pool = fixture.pool("r5lifo", b -> b.capacity(1).maxIdle(HOUR)
