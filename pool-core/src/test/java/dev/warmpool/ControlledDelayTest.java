@@ -194,16 +194,7 @@ class ControlledDelayTest {
     PoolFixture.Gate gate = fixture.occupy(pool);
     List<String> order = new CopyOnWriteArrayList<>();
     CountDownLatch done = new CountDownLatch(2);
-    CountDownLatch timerHeld = new CountDownLatch(1);
-    CountDownLatch releaseTimer = new CountDownLatch(1);
-    SharedTimer.INSTANCE.scheduleIn(new SharedTimer.Task() {
-      @Override
-      void fire() {
-        timerHeld.countDown();
-        PoolFixture.awaitQuietly(releaseTimer, Duration.ofSeconds(60));
-      }
-    }, 0L);
-    PoolFixture.await(timerHeld);
+    CountDownLatch releaseTimer = PoolFixture.holdSharedTimer();
     try {
       lane1.execute(() -> {
         order.add("lane1");
@@ -325,6 +316,44 @@ class ControlledDelayTest {
     gate.open();
     assertThat(eventually(() -> order.size() == 3)).isTrue();
     assertThat(order).containsExactly("t0", "t1", "lane");
+  }
+
+  /**
+   * No admitted work starves (section 3, adaptive LIFO; WaitingLine's notes: "once the oldest such
+   * entry has waited a whole standing interval, it goes first"). An admitted lane's place waits
+   * behind one task with an hour's deadline; while tasks keep arriving, every freed seat goes to
+   * the newest task, and the lane is served only after all of them (and would wait the hour under
+   * a steady stream). Found by review r5 (failed 4/4).
+   */
+  @Test
+  void guarantee6_anAdmittedLaneBehindASheddableHeadIsNotStarvedByNewerTasks() {
+    WorkerPool pool = fixture.pool("r5lifo", b -> b.capacity(1).maxIdle(HOUR)
+        .adaptiveLifo(true).maxWaitInLine(HOUR));
+    SerialExecutor lane = pool.newSerialExecutor();
+    CountDownLatch seated = new CountDownLatch(1);
+    lane.execute(seated::countDown);
+    PoolFixture.await(seated);
+    PoolFixture.Gate gate = fixture.occupy(pool);
+    List<String> order = new CopyOnWriteArrayList<>();
+    pool.enqueue(() -> order.add("head")); // sheddable, but only after an hour
+    awaitWaiting(pool, 1);
+    lane.execute(() -> order.add("lane")); // admitted: joins behind it, without a deadline
+    awaitWaiting(pool, 2);
+    AtomicInteger stream = new AtomicInteger();
+    Runnable[] next = new Runnable[1];
+    next[0] = () -> {
+      int n = stream.incrementAndGet();
+      order.add("t" + n);
+      if (n < 20) {
+        pool.enqueue(next[0]); // a steady stream of newer tasks
+      }
+    };
+    pool.enqueue(next[0]);
+    passes(pool, Duration.ofMillis(150)); // the line has stood longer than its 100 ms
+    gate.open();
+    assertThat(eventually(() -> order.size() == 22)).isTrue();
+    assertThat(order.indexOf("lane"))
+        .as("the lane waited a whole standing interval; order %s", order).isLessThanOrEqualTo(1);
   }
 
   @Test

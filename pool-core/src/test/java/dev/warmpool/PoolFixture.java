@@ -53,6 +53,25 @@ final class PoolFixture implements AutoCloseable {
     return Duration.ofNanos((long) (base.toNanos() * STRESS_SCALE));
   }
 
+  /**
+   * Holds the shared timer thread inside a task of its own until the returned latch is counted
+   * down (at most 60 s): no timer of any pool fires meanwhile, so a test can see what a hand-off
+   * decides without a timer deciding first.
+   */
+  static CountDownLatch holdSharedTimer() {
+    CountDownLatch held = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    SharedTimer.INSTANCE.scheduleIn(new SharedTimer.Task() {
+      @Override
+      void fire() {
+        held.countDown();
+        awaitQuietly(release, Duration.ofSeconds(60));
+      }
+    }, 0L);
+    await(held);
+    return release;
+  }
+
   static String uniqueName(String base) {
     return base + POOL_IDS.incrementAndGet();
   }

@@ -41,16 +41,7 @@ class R5ShardedControlledDelayTest {
       });
     }
     PoolFixture.await(bothBusy);
-    CountDownLatch timerHeld = new CountDownLatch(1);
-    CountDownLatch releaseTimer = new CountDownLatch(1);
-    SharedTimer.INSTANCE.scheduleIn(new SharedTimer.Task() {
-      @Override
-      void fire() {
-        timerHeld.countDown();
-        PoolFixture.awaitQuietly(releaseTimer, Duration.ofSeconds(60));
-      }
-    }, 0L);
-    PoolFixture.await(timerHeld);
+    CountDownLatch releaseTimer = PoolFixture.holdSharedTimer();
     try {
       AtomicInteger ran = new AtomicInteger();
       TaskHandle a = pool.enqueue(ran::incrementAndGet);

@@ -118,7 +118,12 @@ class PoolPropertiesTest {
 
   @Test
   void maxWaitInLineExpiresAnEntryThatWaitedTooLong() {
-    warmpool().withPropertyValues("warmpool.pools.db.capacity=1", "warmpool.pools.db.max-wait-in-line=50ms")
+    expiresAnEntryBehindTheOneSeat("warmpool.pools.db.max-wait-in-line=50ms");
+  }
+
+  /** Pool db of capacity 1 with the given line settings: an entry behind its busy seat expires. */
+  private static void expiresAnEntryBehindTheOneSeat(String... lineSettings) {
+    warmpool().withPropertyValues("warmpool.pools.db.capacity=1").withPropertyValues(lineSettings)
         .run(context -> {
           WorkerPool db = context.getBean("db", WorkerPool.class);
           CountDownLatch release = new CountDownLatch(1);
@@ -133,17 +138,8 @@ class PoolPropertiesTest {
   @Test
   void controlledDelayExpiresAnEntryOnceTheLineHasStood() {
     // No max-wait-in-line: only controlled delay can expire it (the line stands after 100 ms)
-    warmpool().withPropertyValues("warmpool.pools.db.capacity=1",
-        "warmpool.pools.db.controlled-delay.target=20ms",
-        "warmpool.pools.db.controlled-delay.interval=100ms").run(context -> {
-          WorkerPool db = context.getBean("db", WorkerPool.class);
-          CountDownLatch release = new CountDownLatch(1);
-          db.execute(() -> Runners.block(release));
-          TaskHandle waiting = db.enqueue(() -> {});
-          await().atMost(Duration.ofSeconds(5)).until(waiting::isExpired);
-          assertThat(db.stats().expired()).isEqualTo(1);
-          release.countDown();
-        });
+    expiresAnEntryBehindTheOneSeat("warmpool.pools.db.controlled-delay.target=20ms",
+        "warmpool.pools.db.controlled-delay.interval=100ms");
   }
 
   @Test
