@@ -255,14 +255,16 @@ final class Lifecycle {
     };
     if (!SharedTimer.isTimerThread()) {
       // A worker that ends the last task after shutdownNow still carries that call's interrupt,
-      // which was for its task: dependents run without it (a blocking call there would throw at
-      // once), and it is set again for the worker's exit.
-      boolean interrupted = Worker.current() != null && Thread.interrupted();
+      // which was for its task, and a parent's shutdownNow may still be interrupting every worker:
+      // dependents run without either (a blocking call there would throw at once), and both are
+      // set again for the worker's exit.
+      Worker w = Worker.current();
+      int raised = w != null ? w.shield() : Worker.NESTED;
       try {
         end.run();
       } finally {
-        if (interrupted) {
-          Thread.currentThread().interrupt();
+        if (w != null) {
+          w.unshield(raised);
         }
       }
       return;

@@ -292,7 +292,6 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
   private void admit(Runnable task) {
     queue.offer(task);
     accounting.accepted(); // before the hand-off: no snapshot shows it completed first
-    boolean rodeAlong = false;
     while (!scheduled.compareAndSet(false, true)) {
       // The lane is dispatched already (its entry waits for the first seat, or a carrier or a due
       // timer holds it): this task rides along. Checked under the line's lock against an expiry,
@@ -301,12 +300,12 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
       if (lineOf.line.underLock(scheduled::get)) {
         return;
       }
-      rodeAlong = true;
     }
-    if (rodeAlong && !queue.contains(task)) {
-      // The expiry that cleared the flag took this task too (it hears of it): dispatching the
-      // emptied lane would admit it with no task of its own. Give the flag back, then look again
-      // (admitted work that saw the flag set relied on us).
+    if (!queue.contains(task)) {
+      // The expiry that cleared the flag took this task too (it hears of it), whether it cleared
+      // it before our first look or while we rode along: dispatching the emptied lane would admit
+      // it with no task of its own, or count a rejection that nobody throws (a full line). Give
+      // the flag back, then look again (admitted work that saw the flag set relied on us).
       unschedule();
       return;
     }

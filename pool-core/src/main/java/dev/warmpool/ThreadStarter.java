@@ -178,10 +178,7 @@ final class ThreadStarter {
   /** Interrupts every started worker thread, also one whose start is still in progress. */
   void interruptAll() {
     for (Worker w : started) {
-      Thread t = w.thread;
-      if (t != null) { // else its factory is still running: the worker sees `stopping` when it runs
-        t.interrupt();
-      }
+      w.interruptToStop();
     }
   }
 

@@ -44,6 +44,15 @@ final class Worker extends TaskSlot implements Runnable {
   private static final VarHandle THREAD;
   private static final VarHandle COUNTED;
   private static final VarHandle FIRST;
+  private static final VarHandle SHIELD;
+  /** {@link #shield}: a stop interrupt lands at once. */
+  private static final int OPEN = 0;
+  /** {@link #shield}: a stop interrupt is being delivered; shielding waits for it to land. */
+  private static final int INTERRUPTING = 1;
+  /** {@link #shield}: termination dependents run; a stop interrupt waits for the shield to lift. */
+  private static final int SHIELDED = 2;
+  /** {@link #shield}: shielded, and a stop interrupt is owed when the shield lifts. */
+  private static final int OWED = 3;
   /** {@link #first}: no first task, or it was claimed (by the worker, its failed start, shutdownNow). */
   private static final int NO_FIRST = 0;
   /** The factory is running: shutdownNow may still take the first task back. */
@@ -58,6 +67,7 @@ final class Worker extends TaskSlot implements Runnable {
       THREAD = l.findVarHandle(Worker.class, "thread", Thread.class);
       COUNTED = l.findVarHandle(Worker.class, "counted", boolean.class);
       FIRST = l.findVarHandle(Worker.class, "first", int.class);
+      SHIELD = l.findVarHandle(Worker.class, "shield", int.class);
     } catch (ReflectiveOperationException e) {
       throw new ExceptionInInitializerError(e);
     }
@@ -84,6 +94,18 @@ final class Worker extends TaskSlot implements Runnable {
   @SuppressWarnings("unused") // accessed through COUNTED
   private volatile boolean counted;
   private volatile Wake signal;
+  /**
+   * Keeps shutdownNow's interrupt of every worker off a pool's termination dependents that this
+   * thread runs (a blocking call there would throw at once); the interrupt is owed, not lost:
+   * <pre>
+   *   OPEN -> INTERRUPTING -> OPEN   an interrupter delivers it ({@link #interruptToStop})
+   *   OPEN -> SHIELDED               the worker shields (waits out INTERRUPTING first)
+   *   SHIELDED -> OWED               an interrupter leaves it to the worker
+   *   SHIELDED|OWED -> OPEN          the worker lifts the shield, interrupting itself if OWED
+   * </pre>
+   */
+  @SuppressWarnings("unused") // accessed through SHIELD
+  private volatile int shield;
   /** Thread-confined: this worker counts in the engine's spinner count. */
   boolean spinner;
   /** Thread-confined: this worker holds the seat of the task in its slot or just run. */
@@ -163,6 +185,76 @@ final class Worker extends TaskSlot implements Runnable {
   /** Records the thread the factory returned, unless the worker already recorded its own. */
   void offerThread(Thread t) {
     THREAD.compareAndSet(this, null, t);
+  }
+
+  /**
+   * Interrupts this worker's thread for shutdownNow (its task, or its idle wait): at once, or when
+   * the worker lifts its shield.
+   */
+  void interruptToStop() {
+    Thread t = thread;
+    if (t == null) {
+      return; // its factory is still running: the worker sees `stopping` when it runs
+    }
+    for (;;) {
+      int s = shield;
+      if (s == OPEN) {
+        if (SHIELD.compareAndSet(this, OPEN, INTERRUPTING)) {
+          try {
+            t.interrupt();
+          } finally {
+            shield = OPEN;
+          }
+          return;
+        }
+      } else if (s == SHIELDED) {
+        if (SHIELD.compareAndSet(this, SHIELDED, OWED)) {
+          return;
+        }
+      } else if (s == OWED) {
+        return;
+      } else {
+        return; // INTERRUPTING: another interrupter's interrupt is landing; one is enough
+      }
+    }
+  }
+
+  /** {@link #shield}'s answer: the shield was up already (dependents that end another pool). */
+  static final int NESTED = -1;
+  /** {@link #shield}'s answer: the thread was not interrupted. */
+  static final int CLEAR = 0;
+  /** {@link #shield}'s answer: the thread was interrupted; the flag was cleared. */
+  static final int WAS_INTERRUPTED = 1;
+
+  /**
+   * On this worker's own thread, before it runs termination dependents: raises the shield and
+   * clears the interrupt flag; the answer goes to {@link #unshield}.
+   */
+  int shield() {
+    for (;;) {
+      int s = shield;
+      if (s == SHIELDED || s == OWED) {
+        return NESTED; // only this thread raises it: a dependent is ending another pool
+      }
+      if (s == OPEN && SHIELD.compareAndSet(this, OPEN, SHIELDED)) {
+        return Thread.interrupted() ? WAS_INTERRUPTED : CLEAR;
+      }
+      Thread.onSpinWait(); // INTERRUPTING: let it land, then clear it with the rest
+    }
+  }
+
+  /**
+   * Lifts the shield {@link #shield} raised: the thread is interrupted again if it was, or if an
+   * interrupt is owed.
+   */
+  void unshield(int raised) {
+    if (raised == NESTED) {
+      return;
+    }
+    int s = (int) SHIELD.getAndSet(this, OPEN);
+    if (raised == WAS_INTERRUPTED || s == OWED) {
+      Thread.currentThread().interrupt();
+    }
   }
 
   /** Called by the exclusive owner of this idle worker (it popped it from the stack). */
