@@ -65,6 +65,9 @@ final class Peers {
       case OverloadGoodput.WP_CODEL: return "warmpool blocking, controlledDelay(5 ms, 100 ms), enqueue";
       case OverloadGoodput.WP_CODEL_LIFO:
         return "warmpool blocking, controlledDelay(5 ms, 100 ms) + adaptiveLifo, enqueue";
+      case OverloadGoodput.WP_LONG: return "warmpool blocking, maxWaitInLine(250 ms), enqueue";
+      case OverloadGoodput.WP_LONG_LIFO:
+        return "warmpool blocking, maxWaitInLine(250 ms) + adaptiveLifo, enqueue";
       case OverloadGoodput.WP_BLOCKING: return "warmpool blocking, no deadline (maxWaiting 100,000), enqueue";
       case OverloadGoodput.WP_NONBLOCKING: return "warmpool nonblocking, enqueue";
       case OverloadGoodput.TPE_ABQ: return "TPE(20) + ArrayBlockingQueue(1000) + AbortPolicy";
