@@ -1,6 +1,7 @@
 package dev.warmpool.kotlin
 
 import dev.warmpool.PoolOverloadedException
+import dev.warmpool.WorkerPool
 import java.time.Duration
 import java.util.concurrent.CancellationException
 import java.util.concurrent.atomic.AtomicBoolean
@@ -21,15 +22,24 @@ import org.junit.jupiter.api.Timeout
  * dropped without a word).
  */
 @Timeout(60)
-class LaneDeadlineTest {
+open class LaneDeadlineTest {
     private val pools = TestPools()
+
+    /**
+     * How the pool's line sheds: a 50 ms deadline here; [ControlledDelayLaneTest] runs every test
+     * again with `controlledDelay(5 ms, 50 ms)`, whose bound is the interval in a line that has not
+     * stood yet.
+     */
+    open fun line(b: WorkerPool.Builder) {
+        b.maxWaitInLine(Duration.ofMillis(50))
+    }
 
     @AfterEach
     fun tearDown() = pools.close()
 
     @Test
     fun aCoroutineWhoseFirstDispatchExpiresIsCancelledWithTheCause() = pools.runBlocking {
-        val pool = pools.pool(1) { maxWaitInLine(Duration.ofMillis(50)) }
+        val pool = pools.pool(1) { line(this) }
         pools.occupy(pool, 1)
         val ran = AtomicBoolean()
         // not a child of this test's scope: a lost dispatch must fail the test, not hang it
@@ -44,7 +54,7 @@ class LaneDeadlineTest {
 
     @Test
     fun withWorkerThrowsTheCauseWhenItsStartExpires() = pools.runBlocking {
-        val pool = pools.pool(1) { maxWaitInLine(Duration.ofMillis(50)) }
+        val pool = pools.pool(1) { line(this) }
         pools.occupy(pool, 1)
         val ran = AtomicBoolean()
         val failure = withTimeout(20_000) {

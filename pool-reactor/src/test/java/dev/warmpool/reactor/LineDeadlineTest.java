@@ -42,8 +42,16 @@ class LineDeadlineTest {
   @BeforeEach
   void setUp() {
     Hooks.onErrorDropped(droppedErrors::add);
-    pool = WorkerPool.builder().name("line-deadline").capacity(1)
-        .maxWaitInLine(Duration.ofMillis(50)).build();
+    pool = line(WorkerPool.builder().name("line-deadline").capacity(1)).build();
+  }
+
+  /**
+   * How the pool's line sheds: a 50 ms deadline here; the {@code ControlledDelay} subclass runs
+   * every test again with {@code controlledDelay(5 ms, 50 ms)}, whose bound is the interval in a
+   * line that has not stood yet.
+   */
+  WorkerPool.Builder line(WorkerPool.Builder b) {
+    return b.maxWaitInLine(Duration.ofMillis(50));
   }
 
   @AfterEach

@@ -33,6 +33,15 @@ class LaneDeadlineTest {
   @RegisterExtension
   final RxFixture fx = new RxFixture();
 
+  /**
+   * How the pool's line sheds: a 50 ms deadline here; {@link ControlledDelayLaneTest} runs every
+   * test again with {@code controlledDelay(5 ms, 50 ms)}, whose bound is the interval in a line
+   * that has not stood yet.
+   */
+  WorkerPool.Builder line(WorkerPool.Builder b) {
+    return b.maxWaitInLine(Duration.ofMillis(50));
+  }
+
   /** Every type/operator pair whose transformer schedules on a worker. */
   static List<Object[]> workerCases() {
     return List.of(new Object[] {Type.FLOWABLE, Op.OBSERVE_ON},
@@ -44,7 +53,7 @@ class LaneDeadlineTest {
   @MethodSource("workerCases")
   void aWorkerWaitingForItsFirstSeatPastTheDeadlineEndsTheStreamWithOneOnError(Type type, Op op)
       throws InterruptedException {
-    WorkerPool pool = fx.pool(b -> b.capacity(1).maxWaitInLine(Duration.ofMillis(50)));
+    WorkerPool pool = fx.pool(b -> line(b.capacity(1)));
     fx.saturate(pool);
     List<String> threads = new CopyOnWriteArrayList<>();
     BaseTestConsumer<Integer, ?> test = type.subscribe(op.of.apply(pool), threads);
@@ -64,7 +73,7 @@ class LaneDeadlineTest {
 
   @Test
   void poolScopeDeliversAWorkersExpiryAsItsOneOnError() throws InterruptedException {
-    WorkerPool pool = fx.pool(b -> b.capacity(1).maxWaitInLine(Duration.ofMillis(50)));
+    WorkerPool pool = fx.pool(b -> line(b.capacity(1)));
     fx.saturate(pool);
     AtomicInteger ran = new AtomicInteger();
     TestSubscriber<Integer> test = PoolScope.flowable(pool, s -> Flowable.just(1, 2, 3)
@@ -80,7 +89,7 @@ class LaneDeadlineTest {
   /** A worker whose lane had a seat is admitted: a later task waits past the deadline and runs. */
   @Test
   void anAdmittedWorkerNeverExpires() throws InterruptedException {
-    WorkerPool pool = fx.pool(b -> b.capacity(1).maxWaitInLine(Duration.ofMillis(50)));
+    WorkerPool pool = fx.pool(b -> line(b.capacity(1)));
     Scheduler s = PoolSchedulers.from(pool);
     Scheduler.Worker w = s.createWorker();
     try {
