@@ -365,7 +365,11 @@ public class EngineLincheckTest {
     }
   }
 
-  private static final int INVOCATIONS = 3_000;
+  /**
+   * Per scenario: 1,500 in the build's test run (its time budget), 4,500 in CI's deeper pass
+   * ({@code -Dwarmpool.stress.scale=3}, see {@code .ci/run}).
+   */
+  private static final int INVOCATIONS = PoolFixture.stress(1_500);
 
   private static Actor op(String name) {
     try {
@@ -486,7 +490,8 @@ public class EngineLincheckTest {
   @Test
   void randomScenariosLoseNoWakeUp() {
     ModelCheckingOptions random = new ModelCheckingOptions().threads(3).actorsPerThread(2)
-        .actorsBefore(3).actorsAfter(0).iterations(10).invocationsPerIteration(200);
+        .actorsBefore(3).actorsAfter(0).iterations(PoolFixture.stress(6))
+        .invocationsPerIteration(200);
     random.check(TwoWorkers.class);
     random.check(Fresh.class);
   }

@@ -39,7 +39,6 @@ final class PoolFixture implements AutoCloseable {
   private final List<Gate> gates = new CopyOnWriteArrayList<>();
   private final List<Thread> callers = new CopyOnWriteArrayList<>();
 
-  /** A name no other pool in this JVM uses, so thread names identify this pool's workers. */
   /**
    * How long (or how many rounds) the time-boxed stress races run, times their default:
    * {@code -Dwarmpool.stress.scale=5} for a long hunt; the defaults keep the build's test run
@@ -47,6 +46,11 @@ final class PoolFixture implements AutoCloseable {
    */
   static final double STRESS_SCALE = Double.parseDouble(
       System.getProperty("warmpool.stress.scale", "1"));
+
+  /** A stress race's budget: {@code base} times {@link #STRESS_SCALE}. */
+  static int stress(int base) {
+    return (int) Math.max(1, Math.round(base * STRESS_SCALE));
+  }
 
   /** A stress race's budget: {@code base} times {@link #STRESS_SCALE}. */
   static Duration stress(Duration base) {
@@ -72,6 +76,7 @@ final class PoolFixture implements AutoCloseable {
     return release;
   }
 
+  /** A name no other pool in this JVM uses, so thread names identify this pool's workers. */
   static String uniqueName(String base) {
     return base + POOL_IDS.incrementAndGet();
   }
