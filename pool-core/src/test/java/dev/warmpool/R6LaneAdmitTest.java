@@ -74,4 +74,120 @@ class R6LaneAdmitTest {
         .isEqualTo(thrown.get());
     assertThat(closer.failures()).isZero();
   }
+
+  /** A task that records how it ended. */
+  static final class Probe implements CancellationAware {
+    final AtomicInteger ran = new AtomicInteger();
+    final AtomicInteger expired = new AtomicInteger();
+    final AtomicInteger cancelled = new AtomicInteger();
+
+    @Override
+    public void run() {
+      ran.incrementAndGet();
+    }
+
+    @Override
+    public void onCancel() {
+      cancelled.incrementAndGet();
+    }
+
+    @Override
+    public void onExpired(PoolOverloadedException cause) {
+      expired.incrementAndGet();
+    }
+  }
+
+  /**
+   * HELD (no lane close in the mix): lanes' first dispatches into a one-place line with a deadline
+   * of tens of microseconds race each other's expiries, ride-alongs, admitted work, plain tasks
+   * (refused when the line is full) and seat hand-offs. Every refusal thrown is counted once and
+   * no other; every accepted lane task ran or expired exactly once; counters exact.
+   */
+  @org.junit.jupiter.params.ParameterizedTest(name = "{0}")
+  @org.junit.jupiter.params.provider.ValueSource(strings = {"pool", "subpool"})
+  void heldRefusalsThrownEqualRejectionsCountedWhileFirstDispatchesRaceExpiry(String where)
+      throws Exception {
+    long end = System.nanoTime() + PoolFixture.stress(Duration.ofSeconds(4)).toNanos();
+    int rounds = 0;
+    while (System.nanoTime() < end || rounds < 10) {
+      rounds++;
+      round(where.equals("subpool"), rounds);
+    }
+  }
+
+  private void round(boolean sub, int round) throws Exception {
+    java.util.concurrent.ThreadLocalRandom rnd = java.util.concurrent.ThreadLocalRandom.current();
+    WorkerPool parent = fixture.pool("r6admitx", b -> b.capacity(sub ? 2 : 1).maxIdle(HOUR)
+        .maxWaiting(1).maxWaitInLine(Duration.ofNanos(10_000 + rnd.nextInt(200_000))));
+    WorkerPool pool = sub ? parent.newSubpool("s", 1) : parent;
+    SerialExecutor[] lanes = new SerialExecutor[4];
+    for (int i = 0; i < lanes.length; i++) {
+      lanes[i] = pool.newSerialExecutor();
+    }
+    java.util.List<Probe> accepted = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+    AtomicInteger thrown = new AtomicInteger();
+    AtomicInteger plainRan = new AtomicInteger();
+    java.util.List<TaskHandle> plain = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+    java.util.List<PoolFixture.Background> subs = new java.util.ArrayList<>();
+    for (int t = 0; t < 2; t++) {
+      subs.add(PoolFixture.background("submitter", () -> {
+        java.util.concurrent.ThreadLocalRandom r = java.util.concurrent.ThreadLocalRandom.current();
+        for (int op = 0; op < 60; op++) {
+          int l = r.nextInt(lanes.length);
+          int k = r.nextInt(100);
+          try {
+            if (k < 55) {
+              Probe p = new Probe();
+              lanes[l].execute(p);
+              accepted.add(p);
+            } else if (k < 65) {
+              Probe p = new Probe();
+              lanes[l].executeAdmitted(p);
+              accepted.add(p);
+            } else {
+              int micros = r.nextInt(200);
+              plain.add(pool.enqueue(() -> {
+                plainRan.incrementAndGet();
+                long until = System.nanoTime() + micros * 1000L;
+                while (System.nanoTime() < until) {
+                  Thread.onSpinWait();
+                }
+              }));
+            }
+          } catch (RejectedExecutionException refused) {
+            thrown.incrementAndGet();
+          }
+        }
+      }));
+    }
+    for (PoolFixture.Background b : subs) {
+      b.join();
+      assertThat(b.failures()).isZero();
+    }
+    pool.shutdown();
+    parent.shutdown();
+    assertThat(parent.awaitTermination(20, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+    int plainExpired = 0;
+    for (TaskHandle h : plain) {
+      plainExpired += h.isExpired() ? 1 : 0;
+    }
+    int pe = plainExpired;
+    assertThat(PoolFixture.waitUntil(Duration.ofSeconds(20), () -> {
+      long h = pe;
+      for (Probe p : accepted) {
+        h += p.expired.get();
+      }
+      return h == pool.stats().expired();
+    })).as("round %d: every expiry heard %s", round, pool.stats()).isTrue();
+    long ran = plainRan.get();
+    for (Probe p : accepted) {
+      assertThat(p.ran.get() + p.expired.get()).as("round %d: one way", round).isEqualTo(1);
+      assertThat(p.cancelled).hasValue(0);
+      ran += p.ran.get();
+    }
+    PoolStats s = pool.stats();
+    assertThat(s.rejected()).as("round %d: counted vs thrown %s", round, s).isEqualTo(thrown.get());
+    assertThat(s.completed()).as("round %d: %s", round, s).isEqualTo(ran);
+    assertThat(s.submitted()).as("round %d: %s", round, s).isEqualTo(s.completed() + s.failed());
+  }
 }
