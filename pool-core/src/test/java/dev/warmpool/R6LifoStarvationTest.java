@@ -156,4 +156,69 @@ class R6LifoStarvationTest {
     assertThat(eventually(() -> order.size() == STREAM + 1)).isTrue();
     assertThat(order.indexOf("lane")).as("order %s", order).isZero();
   }
+
+  /** An admitted lane: it had a seat once, so its next dispatch joins the line as admitted. */
+  private SerialExecutor admittedLane(WorkerPool pool) {
+    SerialExecutor lane = pool.newSerialExecutor();
+    java.util.concurrent.CountDownLatch seated = new java.util.concurrent.CountDownLatch(1);
+    lane.execute(seated::countDown);
+    PoolFixture.await(seated);
+    return lane;
+  }
+
+  /**
+   * HELD: the pointer's entry leaves (its lane closes, cancelling its place); the pointer moves to
+   * the next admitted entry behind it, across sheddable and blocked ones, which goes first.
+   */
+  @Test
+  void heldWhenThePointedAtEntryLeavesTheNextAdmittedOneIsServedFirst() {
+    WorkerPool pool = pool(b -> b.maxWaitInLine(HOUR));
+    SerialExecutor first = admittedLane(pool);
+    SerialExecutor second = admittedLane(pool);
+    PoolFixture.Gate gate = fixture.occupy(pool);
+    List<String> order = new CopyOnWriteArrayList<>();
+    pool.enqueue(() -> order.add("head"));
+    first.execute(() -> order.add("first"));
+    pool.enqueue(() -> order.add("middle"));
+    second.execute(() -> order.add("second"));
+    stream(pool, order);
+    awaitWaiting(pool, 5);
+    first.close();
+    awaitWaiting(pool, 4);
+    passes(pool, Duration.ofMillis(150));
+    gate.open();
+    assertThat(eventually(() -> order.size() == STREAM + 3)).isTrue();
+    assertThat(order.indexOf("second")).as("order %s", order).isZero();
+    assertThat(order).doesNotContain("first");
+  }
+
+  /**
+   * HELD: shutdownNow hands back everything (the pointer's entry too), reboot, and the line refills:
+   * an admitted lane of the new generation is served first again.
+   */
+  @Test
+  void heldAfterShutdownNowAndRebootTheRefilledLineServesItsAdmittedLaneFirst() throws Exception {
+    WorkerPool pool = pool(b -> b.maxWaitInLine(HOUR));
+    SerialExecutor lane = admittedLane(pool);
+    PoolFixture.Gate gate = fixture.occupy(pool);
+    lane.execute(() -> { });
+    pool.enqueue(() -> { });
+    awaitWaiting(pool, 2);
+    List<Runnable> back = pool.shutdownNow();
+    assertThat(back).hasSize(2);
+    gate.open();
+    assertThat(pool.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
+    pool.reboot();
+    SerialExecutor again = admittedLane(pool);
+    PoolFixture.Gate gate2 = fixture.occupy(pool);
+    List<String> order = new CopyOnWriteArrayList<>();
+    pool.enqueue(() -> order.add("head"));
+    again.execute(() -> order.add("lane"));
+    stream(pool, order);
+    awaitWaiting(pool, 3);
+    passes(pool, Duration.ofMillis(150));
+    gate2.open();
+    assertThat(eventually(() -> order.size() == STREAM + 2)).isTrue();
+    assertThat(order.indexOf("lane")).as("order %s", order).isZero();
+  }
 }
