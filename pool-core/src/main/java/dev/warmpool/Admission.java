@@ -271,7 +271,17 @@ final class Admission implements TaskEnvelope.Owner {
    * has published its entry ({@link #armLineDeadline}); a subpool's forwarded task is admitted.
    */
   private TaskEnvelope join(TaskEnvelope e, boolean admitted, long maxWaitNanos) {
-    switch (line.offer(e, admitted ? Integer.MAX_VALUE : maxWaiting, admitted)) {
+    long limit = maxWaitNanos != 0 ? maxWaitNanos : maxWaitInLineNanos;
+    // Admitted work waits without a deadline, unless it brings its own: a subpool's task that
+    // holds a seat there carries what is left of its deadline into this, its parent's, line.
+    // Controlled delay sheds only what a line deadline could shed here, and never admitted work
+    // (nor a timed caller, which keeps its own time: dispatchTimed).
+    boolean controlled = delayTargetNanos > 0 && !admitted && maxWaitNanos >= 0;
+    boolean armed = (limit > 0 || controlled)
+        && (admitted ? maxWaitNanos > 0 : e.kind.countsAsTask());
+    // A lane waiting for its first seat arms its own deadline once its entry is published.
+    boolean sheddable = armed || (!admitted && !e.kind.countsAsTask() && shedsLine());
+    switch (line.offer(e, admitted ? Integer.MAX_VALUE : maxWaiting, admitted, sheddable)) {
       case FULL -> {
         accounting.rejected();
         throw new PoolOverloadedException(name, description + " is full: " + occupancy()
@@ -284,13 +294,7 @@ final class Admission implements TaskEnvelope.Owner {
         }
       }
     }
-    long limit = maxWaitNanos != 0 ? maxWaitNanos : maxWaitInLineNanos;
-    // Admitted work waits without a deadline, unless it brings its own: a subpool's task that
-    // holds a seat there carries what is left of its deadline into this, its parent's, line.
-    // Controlled delay sheds only what a line deadline could shed here, and never admitted work
-    // (nor a timed caller, which keeps its own time: dispatchTimed).
-    boolean controlled = delayTargetNanos > 0 && !admitted && maxWaitNanos >= 0;
-    if ((limit > 0 || controlled) && (admitted ? maxWaitNanos > 0 : e.kind.countsAsTask())) {
+    if (armed) {
       armDeadline(e, limit, controlled);
     }
     drainLine();
@@ -400,6 +404,16 @@ final class Admission implements TaskEnvelope.Owner {
       if (e.state != TaskEnvelope.WAITING) {
         disarm(e);
       }
+    }
+  }
+
+  /**
+   * A serial lane admitted while its entry waits in this shard's line: no deadline can shed the
+   * entry any more, so adaptive LIFO must not pass it over ({@link WaitingLine#pin}).
+   */
+  void pin(TaskEnvelope e) {
+    if (e.owner == this) {
+      line.pin(e);
     }
   }
 

@@ -237,8 +237,16 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
       // Under the lock of the line the entry joined; if a first dispatch moved it to another
       // shard's line meanwhile, under that one too (an expiry there then sees the lane admitted).
       for (Admission a = lineOf; ; ) {
-        a.line.underLock(() -> {
+        Admission line = a;
+        line.line.underLock(() -> {
           admitted = true;
+          // The entry waiting for the lane's first seat can no longer be shed (its expiry will
+          // find the lane admitted): adaptive LIFO must not pass it over. One its dispatch has
+          // not published yet is pinned by that dispatch (publish the place, then check).
+          TaskEnvelope e = place;
+          if (e != null) {
+            line.pin(e);
+          }
           return true;
         });
         Admission now = lineOf;
@@ -398,6 +406,9 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
     lineOf = a; // before the entry joins: an admission racing its expiry locks this line
     boolean seated = a.enqueue(e, mode);
     PLACE.setVolatile(this, e);
+    if (mode == Mode.ENQUEUE && !seated && admitted) {
+      a.pin(e); // admitted as it joined, before its place was published: see becomeAdmitted
+    }
     if (deadline && !seated) {
       // Armed after publishing: an expiry clears scheduled, and a dispatch that follows must not
       // find this entry unpublished and then see it overwrite its own.

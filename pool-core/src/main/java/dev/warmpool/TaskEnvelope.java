@@ -127,8 +127,12 @@ class TaskEnvelope implements TaskHandle {
    */
   long joined;
   long standsFrom;
-  /** Joined the line as admitted work (never shed); written under the line's lock as it links. */
-  boolean admitted;
+  /**
+   * No deadline can take it out of the line (admitted work, a caller or task that joined without a
+   * line deadline, a lane admitted while its entry waits): it leaves only by being served or
+   * withdrawn, so adaptive LIFO must not starve it. Written under the line's lock.
+   */
+  boolean pinned;
   /** Links in the waiting line; accessed only under the line's lock. */
   TaskEnvelope prev;
   TaskEnvelope next;

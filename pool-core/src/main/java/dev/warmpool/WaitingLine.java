@@ -30,10 +30,10 @@ import java.util.function.Supplier;
  * what lets {@link Admission} fix an entry's controlled-delay bound when it joins.
  *
  * <p>With {@code lifo}, while the line stands a freed seat goes to the newest entry ({@link #next});
- * FIFO otherwise. LIFO reorders only entries that a deadline can shed (those with a timer); work
- * that can never be shed (admitted units, tasks of a pool without deadlines) is not starved: it is
- * never served newest first, and once the oldest such entry has waited a whole standing interval,
- * it goes first.
+ * FIFO otherwise. LIFO reorders only entries that a deadline can shed; work that can never be shed
+ * ({@link TaskEnvelope#pinned}: admitted units, callers and tasks without a line deadline, a lane
+ * admitted while its entry waits) is not starved: it is never served newest first, and once the
+ * oldest such entry has waited a whole standing interval, it goes first, wherever it waits.
  */
 final class WaitingLine {
   /** The outcome of {@link #offer}. */
@@ -62,11 +62,12 @@ final class WaitingLine {
    */
   private long emptySince;
   /**
-   * Accessed only under lock, and only by a LIFO line: the oldest admitted entry in line, or null.
-   * It moves forward only when that entry leaves (to the next admitted one behind it), so the
-   * stretches it passes over are disjoint: O(1) per entry over the line's life.
+   * Accessed only under lock, and only by a LIFO line: the oldest pinned entry in line, or null.
+   * It moves forward only when that entry leaves (to the next pinned one behind it), so the
+   * stretches it passes over are disjoint: O(1) per entry over the line's life; it moves back only
+   * when an entry ahead of it is pinned while it waits ({@link #pin}), once per entry.
    */
-  private TaskEnvelope oldestAdmitted;
+  private TaskEnvelope oldestPinned;
 
   /** A FIFO line that keeps no time. */
   WaitingLine() {
@@ -88,9 +89,10 @@ final class WaitingLine {
 
   /**
    * Appends the entry unless the line holds {@code bound} entries already or is closed to it
-   * (closed lines take only admitted work, terminated lines nothing).
+   * (closed lines take only admitted work, terminated lines nothing). {@code sheddable}: a deadline
+   * will be armed for it (after it links, so the line is told here, not by its timer).
    */
-  Offer offer(TaskEnvelope e, int bound, boolean admitted) {
+  Offer offer(TaskEnvelope e, int bound, boolean admitted, boolean sheddable) {
     lock.lock();
     try {
       if (terminated || (closed && !admitted)) {
@@ -99,7 +101,7 @@ final class WaitingLine {
       if (size >= bound) {
         return Offer.FULL;
       }
-      e.admitted = admitted;
+      e.pinned = !sheddable;
       link(e);
       return Offer.LINKED;
     } finally {
@@ -163,30 +165,63 @@ final class WaitingLine {
 
   /**
    * Under lock: the entry a freed seat goes to. FIFO, except that a LIFO line that stands serves
-   * its newest entry. LIFO reorders only work that a deadline can shed (an entry with a timer):
-   * work without one can leave only by being served (guarantee 4), so it must not be starved.
-   * Hence the newest goes first only if it has a timer (a lane that yields its seat and rejoins as
-   * admitted work must not barge straight back in), and the oldest goes first if it has none and
-   * has waited a whole standing interval; so does the oldest admitted entry wherever it waits.
+   * its newest entry. LIFO reorders only work that a deadline can shed: pinned work can leave only
+   * by being served (guarantee 4), so it must not be starved. Hence the newest goes first only if
+   * it can be shed (a lane that yields its seat and rejoins as admitted work must not barge straight
+   * back in), and the oldest pinned entry goes first, wherever it waits, once it has waited a whole
+   * standing interval.
    */
   private TaskEnvelope next() {
     TaskEnvelope h = head;
     TaskEnvelope t = tail;
-    if (!lifo || h == t || t.expiry == null) {
+    if (!lifo || h == t || t.pinned) {
       return h; // FIFO, an empty line, a line of one, or a newest entry that cannot be shed
     }
     long now = System.nanoTime();
     if (now - emptySince < standingNanos) {
       return h; // not standing
     }
-    if (h.expiry == null && now - h.joined >= standingNanos) {
-      return h;
-    }
-    TaskEnvelope a = oldestAdmitted;
-    if (a != null && now - a.joined >= standingNanos) {
-      return a; // admitted work behind sheddable entries is not starved by newer ones either
+    TaskEnvelope p = oldestPinned;
+    if (p != null && now - p.joined >= standingNanos) {
+      return p; // pinned work behind sheddable entries is not starved by newer ones
     }
     return t;
+  }
+
+  /**
+   * Pins an entry that is in this line (a lane admitted while its entry waits: its timer can no
+   * longer shed it); false if it is not linked here. The oldest-pinned pointer moves back to it if
+   * it waits ahead of the pointer.
+   */
+  boolean pin(TaskEnvelope e) {
+    lock.lock();
+    try {
+      if (e.state != TaskEnvelope.WAITING || (head != e && e.prev == null)) {
+        return false; // not (or no longer) linked: nothing to pin
+      }
+      if (!e.pinned) {
+        e.pinned = true;
+        if (lifo) {
+          TaskEnvelope p = oldestPinned;
+          if (p == null || isAhead(e, p)) {
+            oldestPinned = e;
+          }
+        }
+      }
+      return true;
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Under lock, both linked: whether {@code a} waits ahead of {@code b}. */
+  private static boolean isAhead(TaskEnvelope a, TaskEnvelope b) {
+    for (TaskEnvelope x = a.next; x != null; x = x.next) {
+      if (x == b) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** Removes a waiting entry; false if it already got a seat or left the line. */
@@ -324,8 +359,8 @@ final class WaitingLine {
       e.joined = now;
       e.standsFrom = emptySince + standingNanos;
     }
-    if (lifo && e.admitted && oldestAdmitted == null) {
-      oldestAdmitted = e;
+    if (lifo && e.pinned && oldestPinned == null) {
+      oldestPinned = e;
     }
     e.prev = tail;
     if (tail == null) {
@@ -340,12 +375,12 @@ final class WaitingLine {
   private void unlink(TaskEnvelope e) {
     TaskEnvelope p = e.prev;
     TaskEnvelope n = e.next;
-    if (e == oldestAdmitted) {
+    if (e == oldestPinned) {
       TaskEnvelope a = n;
-      while (a != null && !a.admitted) {
+      while (a != null && !a.pinned) {
         a = a.next;
       }
-      oldestAdmitted = a;
+      oldestPinned = a;
     }
     if (p == null) {
       head = n;

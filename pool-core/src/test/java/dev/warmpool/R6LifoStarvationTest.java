@@ -11,7 +11,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.AutoClose;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -67,7 +66,7 @@ class R6LifoStarvationTest {
    * first, for as long as they keep coming (up to the line's first empty moment).
    */
   @Test
-  @Disabled("R6 fault: a lane admitted while its entry waits starves under adaptive LIFO")
+
   void guarantee6_aLaneAdmittedWhileItsEntryWaitsIsNotStarvedUnderLifo() {
     WorkerPool pool = pool(b -> b.maxWaitInLine(HOUR));
     SerialExecutor lane = pool.newSerialExecutor();
@@ -88,7 +87,7 @@ class R6LifoStarvationTest {
 
   /** The same through a due delayed task, which admits the lane when it enters it. */
   @Test
-  @Disabled("R6 fault: a lane admitted by a due timer while its entry waits starves under LIFO")
+
   void guarantee6_aLaneAdmittedByADueTimerWhileItsEntryWaitsIsNotStarvedUnderLifo() {
     WorkerPool pool = pool(b -> b.maxWaitInLine(HOUR));
     SerialExecutor lane = pool.newSerialExecutor();
@@ -116,7 +115,7 @@ class R6LifoStarvationTest {
    * to an hour.
    */
   @Test
-  @Disabled("R6 fault: a timer-less blocked caller behind a sheddable head starves under LIFO")
+
   void guarantee4_aBlockedCallerWithoutADeadlineIsNotStarvedUnderLifo() {
     WorkerPool pool = pool(b -> b);
     PoolFixture.Gate gate = fixture.occupy(pool);
