@@ -68,6 +68,11 @@ final class Accounting {
     counters.rejected.increment();
   }
 
+  /** Takes back a {@link #rejected()} that no call threw after all (a lane's task taken meanwhile). */
+  void notRejected() {
+    counters.rejected.decrement();
+  }
+
   /** Whether a shutdownNow of this pool or an ancestor interrupted running tasks on purpose. */
   boolean stopping() {
     for (Accounting a = this; a != null; a = a.parent) {

@@ -170,6 +170,11 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
    * there ({@link #becomeAdmitted}).
    */
   private volatile boolean admitted;
+  /**
+   * The shard whose line refused the last dispatch (and counted it); written and read by the
+   * thread that holds {@code scheduled}.
+   */
+  private Admission refusedIn;
   private volatile boolean closed;
 
   SerialLane(AbstractWorkerPool pool, Admission admission) {
@@ -329,7 +334,10 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
       if (withdrawn) {
         throw rejected;
       }
-      return; // another dispatch of this lane took the task meanwhile: it was accepted after all
+      // Another dispatch of this lane, or close, took the task meanwhile: it was accepted after
+      // all, and nobody throws the rejection the line counted.
+      notRefused();
+      return;
     }
     if (seated) {
       admitted = true; // else its carrier admits it when it runs, unless the entry expires first
@@ -360,6 +368,7 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
       if (withdraw(task)) {
         throw terminated;
       }
+      notRefused(); // as in admit
       return;
     }
     if (pool.isTerminated() && withdraw(task)) {
@@ -404,7 +413,14 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
       e.keepFromReuse(); // its timer must never meet a later trip of the entry
     }
     lineOf = a; // before the entry joins: an admission racing its expiry locks this line
-    boolean seated = a.enqueue(e, mode);
+    boolean seated;
+    refusedIn = null;
+    try {
+      seated = a.enqueue(e, mode);
+    } catch (RejectedExecutionException refused) {
+      refusedIn = a; // counted there; a caller that finds its task taken meanwhile takes it back
+      throw refused;
+    }
     PLACE.setVolatile(this, e);
     if (mode == Mode.ENQUEUE && !seated && admitted) {
       a.pin(e); // admitted as it joined, before its place was published: see becomeAdmitted
@@ -412,7 +428,12 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
     if (deadline && !seated) {
       // Armed after publishing: an expiry clears scheduled, and a dispatch that follows must not
       // find this entry unpublished and then see it overwrite its own.
-      a.armLineDeadline(e);
+      try {
+        a.armLineDeadline(e);
+      } catch (RejectedExecutionException refused) {
+        refusedIn = a; // no timer could be armed: counted there, as above
+        throw refused;
+      }
     }
     if (closed || queue.isEmpty()) {
       // Publish (the place), then check: a racing close, execute or cancel may have emptied the
@@ -420,6 +441,15 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
       leaveLine();
     }
     return seated;
+  }
+
+  /** Takes back the rejection the last refused dispatch counted, which no call throws. */
+  private void notRefused() {
+    Admission a = refusedIn;
+    if (a != null) {
+      refusedIn = null;
+      a.accounting.notRejected();
+    }
   }
 
   /** Dispatches the lane unless it is dispatched already; refused only by a terminated pool. */
@@ -463,7 +493,7 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
           continue;
         }
         if (t instanceof LaneTask l) {
-          if (!l.start()) {
+          if (!l.start(w)) {
             continue; // withdrawn by its handle, which counted it and may not have removed it yet
           }
           try {

@@ -352,7 +352,7 @@ final class Subpool extends AbstractWorkerPool {
 
   /** Runs a forwarded task on a parent's worker. */
   private void run(Seat s, Worker worker) {
-    if (!s.start()) {
+    if (!s.start(worker)) {
       release(s);
       return;
     }

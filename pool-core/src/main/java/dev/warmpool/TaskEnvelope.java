@@ -74,7 +74,7 @@ class TaskEnvelope implements TaskHandle {
     @Override
     void run(Object arg, Accounting accounting, Worker worker) {
       TaskEnvelope e = (TaskEnvelope) arg;
-      if (e.start()) {
+      if (e.start(worker)) {
         try {
           e.kind.run(e.arg, accounting, worker);
         } finally {
@@ -112,7 +112,11 @@ class TaskEnvelope implements TaskHandle {
    */
   private boolean notReusable;
   /** The thread running the task: written before the CAS to STARTED, which publishes it. */
-  private Thread runner;
+  /**
+   * The worker running it (a shutdownNow or cancel(true) interrupt goes through its shield, see
+   * {@link Worker#interruptToStop}), or the thread, if a thread that is no worker runs it.
+   */
+  private Object runner;
   /** Its line-deadline timer while it waits in line with a deadline; else null. */
   volatile SharedTimer.Task expiry;
   /**
@@ -150,9 +154,12 @@ class TaskEnvelope implements TaskHandle {
     return STATE.compareAndSet(this, from, to);
   }
 
-  /** QUEUED -> STARTED on the current thread; false if it was withdrawn or handed back. */
-  final boolean start() {
-    runner = Thread.currentThread();
+  /**
+   * QUEUED -> STARTED on the current thread, the loop of {@code worker} (or null: no worker's);
+   * false if it was withdrawn or handed back.
+   */
+  final boolean start(Worker worker) {
+    runner = worker != null ? worker : Thread.currentThread();
     return transition(QUEUED, STARTED);
   }
 
@@ -170,7 +177,12 @@ class TaskEnvelope implements TaskHandle {
   final void interrupt() {
     if (transition(STARTED, INTERRUPTING)) {
       try {
-        runner.interrupt();
+        Object r = runner;
+        if (r instanceof Worker w) {
+          w.interruptToStop(); // owed, not landed, while the task runs termination dependents
+        } else {
+          Worker.interrupt((Thread) r);
+        }
       } finally {
         state = STARTED;
       }

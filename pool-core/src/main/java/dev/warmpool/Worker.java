@@ -95,7 +95,8 @@ final class Worker extends TaskSlot implements Runnable {
   private volatile boolean counted;
   private volatile Wake signal;
   /**
-   * Keeps shutdownNow's interrupt of every worker off a pool's termination dependents that this
+   * Keeps interrupts meant for this worker's task or for its exit (a shutdownNow of any pool
+   * whose work it runs, a {@code cancel(true)}) off a pool's termination dependents that this
    * thread runs (a blocking call there would throw at once); the interrupt is owed, not lost:
    * <pre>
    *   OPEN -> INTERRUPTING -> OPEN   an interrupter delivers it ({@link #interruptToStop})
@@ -201,7 +202,7 @@ final class Worker extends TaskSlot implements Runnable {
       if (s == OPEN) {
         if (SHIELD.compareAndSet(this, OPEN, INTERRUPTING)) {
           try {
-            t.interrupt();
+            interrupt(t);
           } finally {
             shield = OPEN;
           }
@@ -225,6 +226,19 @@ final class Worker extends TaskSlot implements Runnable {
   static final int CLEAR = 0;
   /** {@link #shield}'s answer: the thread was interrupted; the flag was cleared. */
   static final int WAS_INTERRUPTED = 1;
+
+  /**
+   * Interrupts {@code t}, best effort: a thread that refuses ({@code SecurityException}, or a
+   * factory's {@code Thread} subclass that throws) stays as it is, as in {@code ThreadPoolExecutor};
+   * shutdownNow must still hand back what it took.
+   */
+  static void interrupt(Thread t) {
+    try {
+      t.interrupt();
+    } catch (RuntimeException refused) {
+      // its task is not stopped early; everything else of shutdownNow goes on
+    }
+  }
 
   /**
    * On this worker's own thread, before it runs termination dependents: raises the shield and

@@ -7,7 +7,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AutoClose;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -31,7 +30,6 @@ class R6HostileInterruptTest {
    * accepted tasks neither run nor come back, and their handles read done.
    */
   @Test
-  @Disabled("R6 fault: a worker thread whose interrupt() throws makes shutdownNow lose the line's tasks")
   void guarantee4_shutdownNowHandsBackTheLineEvenIfAWorkersInterruptThrows() throws Exception {
     WorkerPool pool = fixture.pool("r6hostile", b -> b.capacity(1).maxIdle(HOUR)
         .threadFactory(r -> {

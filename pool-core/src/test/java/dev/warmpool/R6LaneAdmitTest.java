@@ -8,7 +8,6 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AutoClose;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -29,7 +28,6 @@ class R6LaneAdmitTest {
    * counted, and nobody throws it. Each round races one such execute against one close.
    */
   @Test
-  @Disabled("R6 fault: a lane close racing a refused first dispatch counts a rejection nobody throws")
   void guarantee13_aRefusedFirstDispatchRacingCloseCountsARejectionOnlyIfOneIsThrown()
       throws Exception {
     WorkerPool pool = fixture.pool("r6admit", b -> b.capacity(1).maxIdle(HOUR).maxWaiting(0));

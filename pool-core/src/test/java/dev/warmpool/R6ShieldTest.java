@@ -7,7 +7,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AutoClose;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -68,7 +67,6 @@ class R6ShieldTest {
    * shield as below; the parent's own interruptToStop is owed correctly (the task has it after).
    */
   @Test
-  @Disabled("R6 fault: a parent's shutdownNow reaches a shielded dependent through its subpool")
   void guarantee9_aParentsShutdownNowNeverReachesADependentASubpoolTaskRunsShielded()
       throws Exception {
     WorkerPool parent = fixture.pool("r6shieldp", b -> b.capacity(2).maxIdle(HOUR));
@@ -84,7 +82,6 @@ class R6ShieldTest {
    * pool runs on that worker sees the interrupt (and, here, consumes it, so the task never does).
    */
   @Test
-  @Disabled("R6 fault: a subpool's shutdownNow interrupt bypasses the worker shield")
   void guarantee9_aSubpoolsShutdownNowNeverReachesADependentItsTaskRunsShielded()
       throws Exception {
     WorkerPool parent = fixture.pool("r6shields", b -> b.capacity(2).maxIdle(HOUR));
