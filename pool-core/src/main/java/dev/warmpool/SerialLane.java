@@ -9,7 +9,6 @@ import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 
 /**
@@ -22,11 +21,11 @@ import java.util.function.Function;
  * queue empty it clears the flag and then looks once more (publish, then check), so a task offered
  * meanwhile is never stranded. So a lane holds at most one seat or one place in line.
  *
- * <p><b>Admission.</b> Until the lane is admitted, {@link #execute} calls are serialized on
- * {@code firstDispatch}, and the first one dispatches in the caller's mode, so a rejection concerns
- * exactly the caller's task: it is taken back out of the queue before the exception is thrown.
- * Anything else queued meanwhile (a due delayed task, which is admitted work) is dispatched again
- * as admitted. The lane is admitted when it gets its first seat (at once, or when its entry is
+ * <p><b>Admission.</b> Until the lane is admitted, {@link #execute} calls are serialized on the
+ * first-dispatch lock (the queue's monitor), and the first one dispatches in the caller's mode, so
+ * a rejection concerns exactly the caller's task: it is taken back out of the queue before the
+ * exception is thrown. Anything else queued meanwhile (a due delayed task, which is admitted work)
+ * is dispatched again as admitted. The lane is admitted when it gets its first seat (at once, or when its entry is
  * handed one), or when admitted work enters it (a due delayed task, {@link #executeAdmitted}). Once
  * admitted, the lane dispatches in {@link Mode#ADMITTED}: it waits in line rather than being
  * rejected, and never expires. Scheduling a delayed task does not admit the lane; the task itself is
@@ -104,12 +103,14 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
 
   private static final VarHandle TIMERS;
   private static final VarHandle PLACE;
+  private static final VarHandle SCHEDULED;
 
   static {
     try {
       MethodHandles.Lookup l = MethodHandles.lookup();
       TIMERS = l.findVarHandle(SerialLane.class, "timers", Timers.class);
       PLACE = l.findVarHandle(SerialLane.class, "place", TaskEnvelope.class);
+      SCHEDULED = l.findVarHandle(SerialLane.class, "scheduled", boolean.class);
     } catch (ReflectiveOperationException e) {
       throw new ExceptionInInitializerError(e);
     }
@@ -131,7 +132,8 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
   private volatile Admission lineOf;
   private final Accounting accounting;
   private final ConcurrentLinkedQueue<Runnable> queue = new ConcurrentLinkedQueue<>();
-  private final AtomicBoolean scheduled = new AtomicBoolean();
+  /** Whether the lane is dispatched (see the class notes); through SCHEDULED, no box per lane. */
+  private volatile boolean scheduled;
   /**
    * The lane's place in the pool's line: its one entry, reused for each dispatch that must wait
    * for a seat, once its last trip has ended ({@link TaskEnvelope#reset}); a new one only while the
@@ -150,7 +152,6 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
   private volatile TaskEnvelope place;
   /** Pending delayed tasks, for close(); made on first use, since most lanes never schedule. */
   private volatile Timers timers;
-  private final Object firstDispatch = new Object();
   /**
    * A due delayed task enters the lane as admitted work; its handle takes it back out of the queue.
    * Null if the lane closed before it came due, and throws if the pool terminated: the timer then
@@ -204,7 +205,7 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
   /** Appends an accepted task: the lane's first dispatch in the caller's mode, or admitted work. */
   private void offer(Runnable task) {
     if (!admitted) {
-      synchronized (firstDispatch) {
+      synchronized (queue) { // the first dispatch's lock (no object of its own)
         if (!admitted) {
           admit(task);
           refuseIfClosed(task);
@@ -271,7 +272,7 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
         accounting.notExpired(); // withdrawn by its handle meanwhile, and counted by its cancel
       }
     }
-    scheduled.set(false);
+    scheduled = false;
     return true;
   }
 
@@ -288,16 +289,16 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
     }
   }
 
-  /** Under {@code firstDispatch}: the lane's first dispatch, in the caller's mode. */
+  /** Under the first-dispatch lock: the lane's first dispatch, in the caller's mode. */
   private void admit(Runnable task) {
     queue.offer(task);
     accounting.accepted(); // before the hand-off: no snapshot shows it completed first
-    while (!scheduled.compareAndSet(false, true)) {
+    while (!SCHEDULED.compareAndSet(this, false, true)) {
       // The lane is dispatched already (its entry waits for the first seat, or a carrier or a due
       // timer holds it): this task rides along. Checked under the line's lock against an expiry,
       // which takes the queued tasks and clears the flag in one step: still set means an expiry,
       // if any, comes later and takes this task too; cleared means dispatch again.
-      if (lineOf.line.underLock(scheduled::get)) {
+      if (lineOf.line.underLock(() -> scheduled)) {
         return;
       }
     }
@@ -314,7 +315,7 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
       seated = dispatch(Mode.ENQUEUE);
     } catch (RuntimeException rejected) {
       boolean withdrawn = withdraw(task);
-      scheduled.set(false);
+      scheduled = false;
       if (!queue.isEmpty()) {
         scheduleAdmitted(); // what arrived meanwhile was admitted work
       }
@@ -413,11 +414,11 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
 
   /** Dispatches the lane unless it is dispatched already; refused only by a terminated pool. */
   private void scheduleAdmitted() {
-    if (scheduled.compareAndSet(false, true)) {
+    if (SCHEDULED.compareAndSet(this, false, true)) {
       try {
         dispatch(Mode.ADMITTED);
       } catch (RejectedExecutionException terminated) {
-        scheduled.set(false);
+        scheduled = false;
         throw terminated;
       }
     }
@@ -441,8 +442,8 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
       for (;;) {
         Runnable t = queue.poll();
         if (t == null) {
-          scheduled.set(false);
-          if (queue.isEmpty() || !scheduled.compareAndSet(false, true)) {
+          scheduled = false;
+          if (queue.isEmpty() || !SCHEDULED.compareAndSet(this, false, true)) {
             return;
           }
           continue;
@@ -481,7 +482,7 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
     } finally {
       if (!returned) {
         // The failure handler threw and this worker dies: the lane must not stall with it.
-        scheduled.set(false);
+        scheduled = false;
         if (!queue.isEmpty()) {
           try {
             scheduleAdmitted();
@@ -540,7 +541,8 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
   private Timers timers() {
     Timers t = timers;
     if (t == null) {
-      // Not under `firstDispatch`: a first dispatch may hold it for as long as a thread factory blocks.
+      // Not under the first-dispatch lock: a first dispatch may hold it as long as a thread factory
+      // blocks.
       Timers made = Timers.ofLane();
       t = TIMERS.compareAndSet(this, null, made) ? made : timers;
       if (closed) {
@@ -548,6 +550,12 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
       }
     }
     return t;
+  }
+
+  /** Timers of this lane not yet done; for tests. */
+  int pendingTimers() {
+    Timers t = timers;
+    return t == null ? 0 : t.size();
   }
 
   @Override
@@ -589,7 +597,7 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
    * place: an idle lane takes no lock.
    */
   private void leaveLine() {
-    if (scheduled.get() && queue.isEmpty()) {
+    if (scheduled && queue.isEmpty()) {
       TaskEnvelope e = (TaskEnvelope) PLACE.getAndSet(this, null);
       if (e == null) {
         return; // not published yet (its dispatch checks after publishing), or another leaves
@@ -607,7 +615,7 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
    * more (publish, then check): a task offered meanwhile saw the lane dispatched and relied on it.
    */
   private void unschedule() {
-    scheduled.set(false);
+    scheduled = false;
     if (!queue.isEmpty()) {
       try {
         scheduleAdmitted();
