@@ -8,7 +8,6 @@ import java.util.concurrent.Delayed;
 import java.util.concurrent.FutureTask;
 import java.util.concurrent.RunnableScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Function;
 
 /**
  * A delayed or periodic task: a future that waits on the {@link SharedTimer} and, when due, is handed
@@ -31,6 +30,18 @@ import java.util.function.Function;
  */
 final class DelayedTask<V> extends FutureTask<V>
     implements RunnableScheduledFuture<V>, Timers.Timer, FailureAware {
+  /**
+   * Where a due task goes: its pool, or its lane. An interface the owner implements itself, so a
+   * lane pays no object per lane for it (idle lanes with a pending timer may be many).
+   */
+  interface Owner {
+    /**
+     * Hands the due task on as admitted work; returns its handle there, null if a closed lane
+     * refused it, or throws if the pool terminated.
+     */
+    TaskHandle due(DelayedTask<?> task);
+  }
+
   private static final int PENDING = 0;
   private static final int DUE = 1;
   private static final int OFF = 2;
@@ -51,7 +62,7 @@ final class DelayedTask<V> extends FutureTask<V>
    * Hands the due task to its pool or lane; returns its handle there, null if a closed lane refused
    * it, or throws if the pool terminated.
    */
-  private final Function<DelayedTask<?>, TaskHandle> onDue;
+  private final Owner onDue;
   /** The pool's timers (closed by shutdown). */
   private final Timers owner;
   /** A lane's timers (closed by closing the lane), or null. */
@@ -101,7 +112,7 @@ final class DelayedTask<V> extends FutureTask<V>
     }
   }
 
-  DelayedTask(Callable<V> callable, long period, Function<DelayedTask<?>, TaskHandle> onDue,
+  DelayedTask(Callable<V> callable, long period, Owner onDue,
       Timers owner, Timers laneOwner) {
     super(callable);
     this.period = period;
@@ -110,7 +121,7 @@ final class DelayedTask<V> extends FutureTask<V>
     this.laneOwner = laneOwner;
   }
 
-  DelayedTask(Runnable runnable, long period, Function<DelayedTask<?>, TaskHandle> onDue,
+  DelayedTask(Runnable runnable, long period, Owner onDue,
       Timers owner, Timers laneOwner) {
     this(java.util.concurrent.Executors.callable(runnable, (V) null), period, onDue, owner,
         laneOwner);
@@ -179,7 +190,7 @@ final class DelayedTask<V> extends FutureTask<V>
     TaskHandle h;
     dueAt = System.nanoTime(); // before the hand-off: the run may start at once
     try {
-      h = onDue.apply(this);
+      h = onDue.due(this);
     } catch (RuntimeException terminated) { // the pool terminated before the task came due
       h = null;
     }

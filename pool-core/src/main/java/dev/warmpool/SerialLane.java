@@ -9,7 +9,6 @@ import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Function;
 
 /**
  * The serial lane behind {@link WorkerPool#newSerialExecutor()}.
@@ -52,7 +51,8 @@ import java.util.function.Function;
  * lane's entry (its one place in the pool), so a closed lane holds no place under
  * {@code maxWaiting}; a carrier already started by a worker just finds the queue empty.
  */
-final class SerialLane implements SerialExecutor, Worker.Draining {
+final class SerialLane
+    implements SerialExecutor, Worker.Draining, DelayedTask.Owner, TaskEnvelope.Owner {
   /** Tasks a lane runs before yielding its worker, if others wait in line. */
   static final int BUDGET = 128;
 
@@ -152,19 +152,6 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
   private volatile TaskEnvelope place;
   /** Pending delayed tasks, for close(); made on first use, since most lanes never schedule. */
   private volatile Timers timers;
-  /**
-   * A due delayed task enters the lane as admitted work; its handle takes it back out of the queue.
-   * Null if the lane closed before it came due, and throws if the pool terminated: the timer then
-   * completes cancelled.
-   */
-  private final Function<DelayedTask<?>, TaskHandle> enterWhenDue = task -> {
-    becomeAdmitted(); // a due timer is admitted work: the lane, one unit, is admitted (guarantee 6)
-    enter(task);
-    if (this.closed && withdraw(task)) {
-      return null;
-    }
-    return new QueuedTask(task);
-  };
   /**
    * Whether the lane, one unit, was admitted: it got a seat, or admitted work entered it. Only ever
    * set (false to true); set under the line's lock while an entry of a first dispatch may wait
@@ -283,7 +270,7 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
    * lane's queue, counted as accepted and never run.
    */
   private void refuseIfClosed(Runnable task) {
-    if (closed && withdraw(task)) {
+    if (closed && takeBack(task)) {
       leaveLine(); // close may have seen our task and kept the lane's place: give it up now
       throw admission.laneClosed();
     }
@@ -314,7 +301,7 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
     try {
       seated = dispatch(Mode.ENQUEUE);
     } catch (RuntimeException rejected) {
-      boolean withdrawn = withdraw(task);
+      boolean withdrawn = takeBack(task);
       scheduled = false;
       if (!queue.isEmpty()) {
         scheduleAdmitted(); // what arrived meanwhile was admitted work
@@ -334,7 +321,7 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
    * first (a drain started by a concurrent call or a due timer, or {@code shutdownNow}): then the
    * task was accepted, and the caller must not report a rejection for a task that runs.
    */
-  private boolean withdraw(Runnable task) {
+  private boolean takeBack(Runnable task) {
     if (!queue.remove(task)
         || task instanceof LaneTask l && !l.transition(TaskEnvelope.QUEUED, TaskEnvelope.CLOSED)) {
       return false;
@@ -350,12 +337,12 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
     try {
       scheduleAdmitted();
     } catch (RejectedExecutionException terminated) {
-      if (withdraw(task)) {
+      if (takeBack(task)) {
         throw terminated;
       }
       return;
     }
-    if (pool.isTerminated() && withdraw(task)) {
+    if (pool.isTerminated() && takeBack(task)) {
       // The pool terminated between checkOpen and our offer, while another call held the lane.
       throw admission.closed();
     }
@@ -422,6 +409,21 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
         throw terminated;
       }
     }
+  }
+
+  /**
+   * A due delayed task enters the lane as admitted work; its handle takes it back out of the queue.
+   * Null if the lane closed before it came due, and throws if the pool terminated: the timer then
+   * completes cancelled. (The lane is its timers' owner itself: no object per lane for it.)
+   */
+  @Override
+  public TaskHandle due(DelayedTask<?> task) {
+    becomeAdmitted(); // a due timer is admitted work: the lane, one unit, is admitted (guarantee 6)
+    enter(task);
+    if (this.closed && takeBack(task)) {
+      return null;
+    }
+    return new QueuedTask(task);
   }
 
   private void checkOpen() {
@@ -500,7 +502,7 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
     Objects.requireNonNull(unit, "unit must not be null");
     checkOpen();
     // Not an admission: the task takes no thread until it is due, and is admitted work then.
-    return startTimer(new DelayedTask<Void>(pool.decorate(task, false), 0, enterWhenDue, pool.timers,
+    return startTimer(new DelayedTask<Void>(pool.decorate(task, false), 0, this, pool.timers,
         timers()),
         delay <= 0 ? 0 : unit.toNanos(delay));
   }
@@ -522,7 +524,7 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
       TimeUnit unit, String what, int sign) {
     long signedPeriod = DelayedTask.checkPeriodic(task, period, unit, what, sign);
     checkOpen();
-    return startTimer(new DelayedTask<Void>(pool.decorate(task, false), signedPeriod, enterWhenDue,
+    return startTimer(new DelayedTask<Void>(pool.decorate(task, false), signedPeriod, this,
         pool.timers, timers()),
         initialDelay <= 0 ? 0 : unit.toNanos(initialDelay));
   }
@@ -668,14 +670,14 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
    * A task of {@link #enqueue} and its handle: core's one task envelope ({@link TaskEnvelope}),
    * QUEUED while in the lane's queue. Its state decides, by CAS, who ends a task that has not
    * started: the lane's worker (to STARTED), its handle (to CANCELLED, counted by
-   * {@link #handles}), a close or a refusal (to CLOSED), {@code shutdownNow} (to HANDED_BACK), or
-   * the lane's expiry (to EXPIRED). A withdrawn task may stay in the queue for a moment; the worker
+   * {@link #withdrawnQueued}), a close or a refusal (to CLOSED), {@code shutdownNow} (to
+   * HANDED_BACK), or the lane's expiry (to EXPIRED). A withdrawn task may stay in the queue for a moment; the worker
    * skips it uncounted. {@code cancel(true)} interrupts a running task through the envelope's
    * handshake, so the interrupt never reaches a later task.
    */
   final class LaneTask extends TaskEnvelope implements Runnable {
     LaneTask(Runnable task) {
-      super(SerialLane.this.handles, TaskKind.RUNNABLE, task, null, QUEUED);
+      super(SerialLane.this, TaskKind.RUNNABLE, task, null, QUEUED);
     }
 
     /** The task as decorated; what the lane runs and hands back (as submitted). */
@@ -690,21 +692,20 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
     }
   }
 
-  /** What a lane task's handle needs from its lane: a cancelled task leaves the queue and counts. */
-  private final TaskEnvelope.Owner handles = new TaskEnvelope.Owner() {
-    @Override
-    public boolean withdraw(TaskEnvelope e) {
-      return false; // a lane task never waits in the pool's line itself
-    }
+  /** A lane task never waits in the pool's line itself (the lane is its tasks' owner). */
+  @Override
+  public boolean withdraw(TaskEnvelope e) {
+    return false;
+  }
 
-    @Override
-    public void withdrawnQueued(TaskEnvelope e) {
-      accounting.withdrawn();
-      if (queue.remove(e) && queue.isEmpty()) {
-        leaveLine(); // the lane's last pending task: its place in line goes too
-      }
+  /** A lane task was cancelled by its handle: it leaves the queue and the counts. */
+  @Override
+  public void withdrawnQueued(TaskEnvelope e) {
+    accounting.withdrawn();
+    if (queue.remove(e) && queue.isEmpty()) {
+      leaveLine(); // the lane's last pending task: its place in line goes too
     }
-  };
+  }
 
   /** For shutdownNow: hands back the tasks queued in this lane. */
   @Override
