@@ -13,7 +13,6 @@ import java.util.concurrent.RunnableFuture;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.function.Function;
 import java.util.function.UnaryOperator;
 
 /**
@@ -120,7 +119,7 @@ abstract class AbstractWorkerPool extends AbstractExecutorService implements Wor
    * Hands a due delayed task to a worker. It is admitted work: it waits its turn and is never
    * rejected for load; only a pool that terminated meanwhile refuses it (then it is cancelled).
    */
-  private final Function<DelayedTask<?>, TaskHandle> runWhenDue =
+  private final DelayedTask.Owner runWhenDue =
       task -> enqueue(TaskKind.RUNNABLE, task, Mode.ADMITTED);
 
   static <T> T requireTask(T task) {

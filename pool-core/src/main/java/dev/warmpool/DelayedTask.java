@@ -8,7 +8,6 @@ import java.util.concurrent.Delayed;
 import java.util.concurrent.FutureTask;
 import java.util.concurrent.RunnableScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Function;
 
 /**
  * A delayed or periodic task: a future that waits on the {@link SharedTimer} and, when due, is handed
@@ -31,6 +30,18 @@ import java.util.function.Function;
  */
 final class DelayedTask<V> extends FutureTask<V>
     implements RunnableScheduledFuture<V>, Timers.Timer, FailureAware {
+  /**
+   * Where a due task goes: its pool, or its lane. An interface the owner implements itself, so a
+   * lane pays no object per lane for it (idle lanes with a pending timer may be many).
+   */
+  interface Owner {
+    /**
+     * Hands the due task on as admitted work; returns its handle there, null if a closed lane
+     * refused it, or throws if the pool terminated.
+     */
+    TaskHandle due(DelayedTask<?> task);
+  }
+
   private static final int PENDING = 0;
   private static final int DUE = 1;
   private static final int OFF = 2;
@@ -44,14 +55,15 @@ final class DelayedTask<V> extends FutureTask<V>
     }
   }
 
-  private final Entry entry = new Entry();
+  /** Its place on the timer, and the callable its future runs (no adapter object of its own). */
+  private final Entry<V> entry;
   /** 0: one-shot; > 0: fixed rate; < 0: fixed delay of {@code -period}. */
   private final long period;
   /**
    * Hands the due task to its pool or lane; returns its handle there, null if a closed lane refused
    * it, or throws if the pool terminated.
    */
-  private final Function<DelayedTask<?>, TaskHandle> onDue;
+  private final Owner onDue;
   /** The pool's timers (closed by shutdown). */
   private final Timers owner;
   /** A lane's timers (closed by closing the lane), or null. */
@@ -61,12 +73,13 @@ final class DelayedTask<V> extends FutureTask<V>
   private volatile int phase = PENDING;
   /** The exception of the current run, rethrown so that the pool counts and reports it. */
   private Throwable failure;
-  /** The task itself, if it wants to hear of a cancellation; else null. */
-  private CancellationAware listener;
-  /** The task itself, if it reports its own failures; else null. */
-  private FailureAware reporter;
-  /** The runnable as scheduled (for a hand-back), or null for a callable. */
-  private Runnable runnable;
+  /**
+   * The runnable as scheduled (run by {@link Entry#call}, and for a hand-back), or null for a
+   * callable. It is also who hears of a cancellation if it is a {@link CancellationAware}, and who
+   * reports its failures if it is a {@link FailureAware} (looked up then, not kept in fields: idle
+   * timers may be many).
+   */
+  private final Runnable runnable;
   /** The pool whose task timers hear of each run (set before the timer starts). */
   AbstractWorkerPool timedBy;
   /**
@@ -75,48 +88,81 @@ final class DelayedTask<V> extends FutureTask<V>
    */
   private volatile long dueAt;
 
-  private final class Entry extends SharedTimer.Task {
+  /**
+   * The task's entry on the shared timer and the callable its future runs: one object for both,
+   * where an inner entry and {@code Executors.callable}'s adapter were two.
+   */
+  private static final class Entry<V> extends SharedTimer.Task implements Callable<V> {
+    /** Set once, in the task's constructor, before the task is published. */
+    DelayedTask<V> task;
+    /** The callable as scheduled; null for a runnable (the task's {@code runnable}). */
+    private final Callable<V> callable;
+
+    Entry(Callable<V> callable) {
+      this.callable = callable;
+    }
+
     @Override
     void fire() {
-      // The fire holds the pool's timers open until the task is handed on: the pool does not
-      // terminate in between, so the hand-off is accepted or the future completes first.
-      if (!owner.tryBeginFire()) {
-        // Closing raced this fire: the timer was not due when it closed. The close's sweep (or,
-        // for a periodic re-arm the sweep saw DUE, the re-arm's own check) cancels it: it stays
-        // registered and PENDING until then. Not here: this fire is not counted, so the close
-        // would not wait for it, and a cancel begun here (phase taken, future not yet cancelled)
-        // lost the sweep's CAS and let the pool report terminated with this timer's future not
-        // done (guarantee 7). The close waits for its own sweep.
-        return;
+      task.fire();
+    }
+
+    @Override
+    public V call() throws Exception {
+      if (callable != null) {
+        return callable.call();
       }
-      try {
-        if (laneOwner != null && laneOwner.isClosed()) {
-          cancelIfPending();
-        } else if (PHASE.compareAndSet(DelayedTask.this, PENDING, DUE)) {
-          handToOwner();
-        }
-      } finally {
-        owner.endFire();
-      }
+      task.runnable.run();
+      return null;
     }
   }
 
-  DelayedTask(Callable<V> callable, long period, Function<DelayedTask<?>, TaskHandle> onDue,
+  /** On the timer thread (or the scheduler's, for a task due now): the task is due. */
+  private void fire() {
+    // The fire holds the pool's timers open until the task is handed on: the pool does not
+    // terminate in between, so the hand-off is accepted or the future completes first.
+    if (!owner.tryBeginFire()) {
+      // Closing raced this fire: the timer was not due when it closed. The close's sweep (or,
+      // for a periodic re-arm the sweep saw DUE, the re-arm's own check) cancels it: it stays
+      // registered and PENDING until then. Not here: this fire is not counted, so the close
+      // would not wait for it, and a cancel begun here (phase taken, future not yet cancelled)
+      // lost the sweep's CAS and let the pool report terminated with this timer's future not
+      // done (guarantee 7). The close waits for its own sweep.
+      return;
+    }
+    try {
+      if (laneOwner != null && laneOwner.isClosed()) {
+        cancelIfPending();
+      } else if (PHASE.compareAndSet(this, PENDING, DUE)) {
+        handToOwner();
+      }
+    } finally {
+      owner.endFire();
+    }
+  }
+
+  DelayedTask(Callable<V> callable, long period, Owner onDue,
       Timers owner, Timers laneOwner) {
-    super(callable);
+    this(new Entry<>(java.util.Objects.requireNonNull(callable)), null, period, onDue, owner,
+        laneOwner);
+  }
+
+  DelayedTask(Runnable runnable, long period, Owner onDue,
+      Timers owner, Timers laneOwner) {
+    this(new Entry<>(null), java.util.Objects.requireNonNull(runnable), period, onDue, owner,
+        laneOwner);
+  }
+
+  private DelayedTask(Entry<V> entry, Runnable runnable, long period, Owner onDue, Timers owner,
+      Timers laneOwner) {
+    super(entry);
+    this.entry = entry;
+    entry.task = this; // before the task is published (start), so before any fire or run
+    this.runnable = runnable;
     this.period = period;
     this.onDue = onDue;
     this.owner = owner;
     this.laneOwner = laneOwner;
-  }
-
-  DelayedTask(Runnable runnable, long period, Function<DelayedTask<?>, TaskHandle> onDue,
-      Timers owner, Timers laneOwner) {
-    this(java.util.concurrent.Executors.callable(runnable, (V) null), period, onDue, owner,
-        laneOwner);
-    this.runnable = runnable;
-    this.listener = runnable instanceof CancellationAware ? (CancellationAware) runnable : null;
-    this.reporter = runnable instanceof FailureAware ? (FailureAware) runnable : null;
   }
 
   /**
@@ -125,8 +171,7 @@ final class DelayedTask<V> extends FutureTask<V>
    */
   @Override
   public void onFailure(Throwable t) {
-    FailureAware r = reporter;
-    if (r != null) {
+    if (runnable instanceof FailureAware r) {
       r.onFailure(t);
     } else {
       Thread self = Thread.currentThread();
@@ -179,7 +224,7 @@ final class DelayedTask<V> extends FutureTask<V>
     TaskHandle h;
     dueAt = System.nanoTime(); // before the hand-off: the run may start at once
     try {
-      h = onDue.apply(this);
+      h = onDue.due(this);
     } catch (RuntimeException terminated) { // the pool terminated before the task came due
       h = null;
     }
@@ -324,8 +369,7 @@ final class DelayedTask<V> extends FutureTask<V>
     forget();
     if (cancelled) {
       handOff.cancel();
-      CancellationAware l = listener;
-      if (l != null) {
+      if (runnable instanceof CancellationAware l) {
         if (SharedTimer.isTimerThread()) {
           ThreadStarter.ASYNC.execute(() -> tell(l)); // no user code on the timer thread
         } else {

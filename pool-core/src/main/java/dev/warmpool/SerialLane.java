@@ -9,8 +9,6 @@ import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.Function;
 
 /**
  * The serial lane behind {@link WorkerPool#newSerialExecutor()}.
@@ -22,11 +20,11 @@ import java.util.function.Function;
  * queue empty it clears the flag and then looks once more (publish, then check), so a task offered
  * meanwhile is never stranded. So a lane holds at most one seat or one place in line.
  *
- * <p><b>Admission.</b> Until the lane is admitted, {@link #execute} calls are serialized on
- * {@code firstDispatch}, and the first one dispatches in the caller's mode, so a rejection concerns
- * exactly the caller's task: it is taken back out of the queue before the exception is thrown.
- * Anything else queued meanwhile (a due delayed task, which is admitted work) is dispatched again
- * as admitted. The lane is admitted when it gets its first seat (at once, or when its entry is
+ * <p><b>Admission.</b> Until the lane is admitted, {@link #execute} calls are serialized on the
+ * first-dispatch lock (the queue's monitor), and the first one dispatches in the caller's mode, so
+ * a rejection concerns exactly the caller's task: it is taken back out of the queue before the
+ * exception is thrown. Anything else queued meanwhile (a due delayed task, which is admitted work)
+ * is dispatched again as admitted. The lane is admitted when it gets its first seat (at once, or when its entry is
  * handed one), or when admitted work enters it (a due delayed task, {@link #executeAdmitted}). Once
  * admitted, the lane dispatches in {@link Mode#ADMITTED}: it waits in line rather than being
  * rejected, and never expires. Scheduling a delayed task does not admit the lane; the task itself is
@@ -53,7 +51,8 @@ import java.util.function.Function;
  * lane's entry (its one place in the pool), so a closed lane holds no place under
  * {@code maxWaiting}; a carrier already started by a worker just finds the queue empty.
  */
-final class SerialLane implements SerialExecutor, Worker.Draining {
+final class SerialLane
+    implements SerialExecutor, Worker.Draining, DelayedTask.Owner, TaskEnvelope.Owner {
   /** Tasks a lane runs before yielding its worker, if others wait in line. */
   static final int BUDGET = 128;
 
@@ -104,12 +103,14 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
 
   private static final VarHandle TIMERS;
   private static final VarHandle PLACE;
+  private static final VarHandle SCHEDULED;
 
   static {
     try {
       MethodHandles.Lookup l = MethodHandles.lookup();
       TIMERS = l.findVarHandle(SerialLane.class, "timers", Timers.class);
       PLACE = l.findVarHandle(SerialLane.class, "place", TaskEnvelope.class);
+      SCHEDULED = l.findVarHandle(SerialLane.class, "scheduled", boolean.class);
     } catch (ReflectiveOperationException e) {
       throw new ExceptionInInitializerError(e);
     }
@@ -131,7 +132,8 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
   private volatile Admission lineOf;
   private final Accounting accounting;
   private final ConcurrentLinkedQueue<Runnable> queue = new ConcurrentLinkedQueue<>();
-  private final AtomicBoolean scheduled = new AtomicBoolean();
+  /** Whether the lane is dispatched (see the class notes); through SCHEDULED, no box per lane. */
+  private volatile boolean scheduled;
   /**
    * The lane's place in the pool's line: its one entry, reused for each dispatch that must wait
    * for a seat, once its last trip has ended ({@link TaskEnvelope#reset}); a new one only while the
@@ -150,20 +152,6 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
   private volatile TaskEnvelope place;
   /** Pending delayed tasks, for close(); made on first use, since most lanes never schedule. */
   private volatile Timers timers;
-  private final Object firstDispatch = new Object();
-  /**
-   * A due delayed task enters the lane as admitted work; its handle takes it back out of the queue.
-   * Null if the lane closed before it came due, and throws if the pool terminated: the timer then
-   * completes cancelled.
-   */
-  private final Function<DelayedTask<?>, TaskHandle> enterWhenDue = task -> {
-    becomeAdmitted(); // a due timer is admitted work: the lane, one unit, is admitted (guarantee 6)
-    enter(task);
-    if (this.closed && withdraw(task)) {
-      return null;
-    }
-    return new QueuedTask(task);
-  };
   /**
    * Whether the lane, one unit, was admitted: it got a seat, or admitted work entered it. Only ever
    * set (false to true); set under the line's lock while an entry of a first dispatch may wait
@@ -209,7 +197,7 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
   /** Appends an accepted task: the lane's first dispatch in the caller's mode, or admitted work. */
   private void offer(Runnable task) {
     if (!admitted) {
-      synchronized (firstDispatch) {
+      synchronized (queue) { // the first dispatch's lock (no object of its own)
         if (!admitted) {
           admit(task);
           refuseIfClosed(task);
@@ -284,7 +272,7 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
         accounting.notExpired(); // withdrawn by its handle meanwhile, and counted by its cancel
       }
     }
-    scheduled.set(false);
+    scheduled = false;
     return true;
   }
 
@@ -295,22 +283,22 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
    * lane's queue, counted as accepted and never run.
    */
   private void refuseIfClosed(Runnable task) {
-    if (closed && withdraw(task)) {
+    if (closed && takeBack(task)) {
       leaveLine(); // close may have seen our task and kept the lane's place: give it up now
       throw admission.laneClosed();
     }
   }
 
-  /** Under {@code firstDispatch}: the lane's first dispatch, in the caller's mode. */
+  /** Under the first-dispatch lock: the lane's first dispatch, in the caller's mode. */
   private void admit(Runnable task) {
     queue.offer(task);
     accounting.accepted(); // before the hand-off: no snapshot shows it completed first
-    while (!scheduled.compareAndSet(false, true)) {
+    while (!SCHEDULED.compareAndSet(this, false, true)) {
       // The lane is dispatched already (its entry waits for the first seat, or a carrier or a due
       // timer holds it): this task rides along. Checked under the line's lock against an expiry,
       // which takes the queued tasks and clears the flag in one step: still set means an expiry,
       // if any, comes later and takes this task too; cleared means dispatch again.
-      if (lineOf.line.underLock(scheduled::get)) {
+      if (lineOf.line.underLock(() -> scheduled)) {
         return;
       }
     }
@@ -326,8 +314,8 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
     try {
       seated = dispatch(Mode.ENQUEUE);
     } catch (RuntimeException rejected) {
-      boolean withdrawn = withdraw(task);
-      scheduled.set(false);
+      boolean withdrawn = takeBack(task);
+      scheduled = false;
       if (!queue.isEmpty()) {
         scheduleAdmitted(); // what arrived meanwhile was admitted work
       }
@@ -349,7 +337,7 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
    * first (a drain started by a concurrent call or a due timer, or {@code shutdownNow}): then the
    * task was accepted, and the caller must not report a rejection for a task that runs.
    */
-  private boolean withdraw(Runnable task) {
+  private boolean takeBack(Runnable task) {
     if (!queue.remove(task)
         || task instanceof LaneTask l && !l.transition(TaskEnvelope.QUEUED, TaskEnvelope.CLOSED)) {
       return false;
@@ -365,13 +353,13 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
     try {
       scheduleAdmitted();
     } catch (RejectedExecutionException terminated) {
-      if (withdraw(task)) {
+      if (takeBack(task)) {
         throw terminated;
       }
       notRefused(); // as in admit
       return;
     }
-    if (pool.isTerminated() && withdraw(task)) {
+    if (pool.isTerminated() && takeBack(task)) {
       // The pool terminated between checkOpen and our offer, while another call held the lane.
       throw admission.closed();
     }
@@ -454,14 +442,29 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
 
   /** Dispatches the lane unless it is dispatched already; refused only by a terminated pool. */
   private void scheduleAdmitted() {
-    if (scheduled.compareAndSet(false, true)) {
+    if (SCHEDULED.compareAndSet(this, false, true)) {
       try {
         dispatch(Mode.ADMITTED);
       } catch (RejectedExecutionException terminated) {
-        scheduled.set(false);
+        scheduled = false;
         throw terminated;
       }
     }
+  }
+
+  /**
+   * A due delayed task enters the lane as admitted work; its handle takes it back out of the queue.
+   * Null if the lane closed before it came due, and throws if the pool terminated: the timer then
+   * completes cancelled. (The lane is its timers' owner itself: no object per lane for it.)
+   */
+  @Override
+  public TaskHandle due(DelayedTask<?> task) {
+    becomeAdmitted(); // a due timer is admitted work: the lane, one unit, is admitted (guarantee 6)
+    enter(task);
+    if (this.closed && takeBack(task)) {
+      return null;
+    }
+    return new QueuedTask(task);
   }
 
   private void checkOpen() {
@@ -482,8 +485,8 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
       for (;;) {
         Runnable t = queue.poll();
         if (t == null) {
-          scheduled.set(false);
-          if (queue.isEmpty() || !scheduled.compareAndSet(false, true)) {
+          scheduled = false;
+          if (queue.isEmpty() || !SCHEDULED.compareAndSet(this, false, true)) {
             return;
           }
           continue;
@@ -522,7 +525,7 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
     } finally {
       if (!returned) {
         // The failure handler threw and this worker dies: the lane must not stall with it.
-        scheduled.set(false);
+        scheduled = false;
         if (!queue.isEmpty()) {
           try {
             scheduleAdmitted();
@@ -540,7 +543,7 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
     Objects.requireNonNull(unit, "unit must not be null");
     checkOpen();
     // Not an admission: the task takes no thread until it is due, and is admitted work then.
-    return startTimer(new DelayedTask<Void>(pool.decorate(task, false), 0, enterWhenDue, pool.timers,
+    return startTimer(new DelayedTask<Void>(pool.decorate(task, false), 0, this, pool.timers,
         timers()),
         delay <= 0 ? 0 : unit.toNanos(delay));
   }
@@ -562,7 +565,7 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
       TimeUnit unit, String what, int sign) {
     long signedPeriod = DelayedTask.checkPeriodic(task, period, unit, what, sign);
     checkOpen();
-    return startTimer(new DelayedTask<Void>(pool.decorate(task, false), signedPeriod, enterWhenDue,
+    return startTimer(new DelayedTask<Void>(pool.decorate(task, false), signedPeriod, this,
         pool.timers, timers()),
         initialDelay <= 0 ? 0 : unit.toNanos(initialDelay));
   }
@@ -581,7 +584,8 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
   private Timers timers() {
     Timers t = timers;
     if (t == null) {
-      // Not under `firstDispatch`: a first dispatch may hold it for as long as a thread factory blocks.
+      // Not under the first-dispatch lock: a first dispatch may hold it as long as a thread factory
+      // blocks.
       Timers made = Timers.ofLane();
       t = TIMERS.compareAndSet(this, null, made) ? made : timers;
       if (closed) {
@@ -589,6 +593,12 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
       }
     }
     return t;
+  }
+
+  /** Timers of this lane not yet done; for tests. */
+  int pendingTimers() {
+    Timers t = timers;
+    return t == null ? 0 : t.size();
   }
 
   @Override
@@ -630,7 +640,7 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
    * place: an idle lane takes no lock.
    */
   private void leaveLine() {
-    if (scheduled.get() && queue.isEmpty()) {
+    if (scheduled && queue.isEmpty()) {
       TaskEnvelope e = (TaskEnvelope) PLACE.getAndSet(this, null);
       if (e == null) {
         return; // not published yet (its dispatch checks after publishing), or another leaves
@@ -648,7 +658,7 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
    * more (publish, then check): a task offered meanwhile saw the lane dispatched and relied on it.
    */
   private void unschedule() {
-    scheduled.set(false);
+    scheduled = false;
     if (!queue.isEmpty()) {
       try {
         scheduleAdmitted();
@@ -701,14 +711,14 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
    * A task of {@link #enqueue} and its handle: core's one task envelope ({@link TaskEnvelope}),
    * QUEUED while in the lane's queue. Its state decides, by CAS, who ends a task that has not
    * started: the lane's worker (to STARTED), its handle (to CANCELLED, counted by
-   * {@link #handles}), a close or a refusal (to CLOSED), {@code shutdownNow} (to HANDED_BACK), or
-   * the lane's expiry (to EXPIRED). A withdrawn task may stay in the queue for a moment; the worker
+   * {@link #withdrawnQueued}), a close or a refusal (to CLOSED), {@code shutdownNow} (to
+   * HANDED_BACK), or the lane's expiry (to EXPIRED). A withdrawn task may stay in the queue for a moment; the worker
    * skips it uncounted. {@code cancel(true)} interrupts a running task through the envelope's
    * handshake, so the interrupt never reaches a later task.
    */
   final class LaneTask extends TaskEnvelope implements Runnable {
     LaneTask(Runnable task) {
-      super(SerialLane.this.handles, TaskKind.RUNNABLE, task, null, QUEUED);
+      super(SerialLane.this, TaskKind.RUNNABLE, task, null, QUEUED);
     }
 
     /** The task as decorated; what the lane runs and hands back (as submitted). */
@@ -723,21 +733,20 @@ final class SerialLane implements SerialExecutor, Worker.Draining {
     }
   }
 
-  /** What a lane task's handle needs from its lane: a cancelled task leaves the queue and counts. */
-  private final TaskEnvelope.Owner handles = new TaskEnvelope.Owner() {
-    @Override
-    public boolean withdraw(TaskEnvelope e) {
-      return false; // a lane task never waits in the pool's line itself
-    }
+  /** A lane task never waits in the pool's line itself (the lane is its tasks' owner). */
+  @Override
+  public boolean withdraw(TaskEnvelope e) {
+    return false;
+  }
 
-    @Override
-    public void withdrawnQueued(TaskEnvelope e) {
-      accounting.withdrawn();
-      if (queue.remove(e) && queue.isEmpty()) {
-        leaveLine(); // the lane's last pending task: its place in line goes too
-      }
+  /** A lane task was cancelled by its handle: it leaves the queue and the counts. */
+  @Override
+  public void withdrawnQueued(TaskEnvelope e) {
+    accounting.withdrawn();
+    if (queue.remove(e) && queue.isEmpty()) {
+      leaveLine(); // the lane's last pending task: its place in line goes too
     }
-  };
+  }
 
   /** For shutdownNow: hands back the tasks queued in this lane. */
   @Override

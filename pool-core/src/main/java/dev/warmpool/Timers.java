@@ -2,7 +2,7 @@ package dev.warmpool;
 
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 
 /**
  * The pending timers of one owner (a pool, or a serial lane): the delayed and periodic tasks that
@@ -24,8 +24,13 @@ import java.util.concurrent.atomic.AtomicInteger;
  * while not CLOSED ({@link #tryBeginFire}), and the owner may terminate only when {@link #isQuiet}:
  * closed, swept and no fire in flight. The last of the sweep and the fires tells the owner
  * ({@code onQuiet}).
+ *
+ * <p><b>Footprint.</b> A pool's timers are registered from every thread: a concurrent set. A lane's
+ * are registered by its one user at a time and cost per lane, of which there may be a hundred
+ * thousand idle ones each with a pending timer: they live in the compact {@link MemberSet} this
+ * object is (no table while at most one timer is pending).
  */
-final class Timers {
+final class Timers extends MemberSet {
   /** A pending timer as its owner sees it ({@link DelayedTask}). */
   interface Timer {
     /** Cancels the timer if it is not yet due; a due timer is an accepted task and is left alone. */
@@ -39,9 +44,13 @@ final class Timers {
   private static final int SWEPT = 1 << 29;
   private static final int FIRES = SWEPT - 1;
 
-  private final Set<Timer> pending = ConcurrentHashMap.newKeySet();
+  private static final AtomicIntegerFieldUpdater<Timers> STATE =
+      AtomicIntegerFieldUpdater.newUpdater(Timers.class, "state");
+
+  /** A pool's pending timers; null for a lane's, which are the members of this set. */
+  private final Set<Timer> shared;
   /** CLOSED and SWEPT bits, and the number of fires in flight. */
-  private final AtomicInteger state = new AtomicInteger();
+  private volatile int state;
   /** Told when the timers become quiet after a close (the owner may terminate); set once, at wiring. */
   private volatile Runnable onQuiet = () -> { };
   /** A lane's: closing cancels its due timers too (they are pending tasks of the lane). */
@@ -54,6 +63,7 @@ final class Timers {
 
   private Timers(boolean closeCancelsDue) {
     this.closeCancelsDue = closeCancelsDue;
+    this.shared = closeCancelsDue ? null : ConcurrentHashMap.newKeySet();
   }
 
   /** Tells {@code r} when the timers become quiet after a close: the owner's termination check. */
@@ -71,31 +81,39 @@ final class Timers {
 
   /** Publishes the timer; then the caller checks {@link #isClosed}. */
   void register(Timer t) {
-    pending.add(t);
+    if (shared != null) {
+      shared.add(t);
+    } else {
+      addMember(t);
+    }
   }
 
   /** The timer is done (ran its last run, or was cancelled). */
   void forget(Timer t) {
-    pending.remove(t);
+    if (shared != null) {
+      shared.remove(t);
+    } else {
+      removeMember(t);
+    }
   }
 
   boolean isClosed() {
-    return (state.get() & CLOSED) != 0;
+    return (state & CLOSED) != 0;
   }
 
   /** Closed, swept, and no fire in flight: no timer of this owner can complete later. */
   boolean isQuiet() {
-    return state.get() == (CLOSED | SWEPT);
+    return state == (CLOSED | SWEPT);
   }
 
   /** A timer is due: false if the owner is closed (then the timer is not due but cancelled). */
   boolean tryBeginFire() {
     for (;;) {
-      int s = state.get();
+      int s = state;
       if ((s & CLOSED) != 0) {
         return false;
       }
-      if (state.compareAndSet(s, s + 1)) {
+      if (STATE.compareAndSet(this, s, s + 1)) {
         return true;
       }
     }
@@ -103,7 +121,7 @@ final class Timers {
 
   /** The fire has handed its timer on (or cancelled it). */
   void endFire() {
-    if (state.decrementAndGet() == (CLOSED | SWEPT)) {
+    if (STATE.decrementAndGet(this) == (CLOSED | SWEPT)) {
       onQuiet.run();
     }
   }
@@ -115,36 +133,38 @@ final class Timers {
   void close() {
     int s;
     do {
-      s = state.get();
+      s = state;
       if ((s & CLOSED) != 0) {
         return; // closed before: that close sweeps
       }
-    } while (!state.compareAndSet(s, s | CLOSED));
-    for (Timer t : pending) {
-      if (closeCancelsDue) {
-        t.cancel(false);
-      } else {
+    } while (!STATE.compareAndSet(this, s, s | CLOSED));
+    if (shared != null) {
+      for (Timer t : shared) {
         t.cancelIfPending();
+      }
+    } else {
+      for (Object t : snapshot()) { // cancels outside the lock: a cancel forgets its timer
+        ((Timer) t).cancel(false);
       }
     }
     // Let the fires that began before the close finish their hand-off (a few instructions on the
     // timer thread, no user code): a shutdownNow then finds their tasks in the pool to hand back,
     // and a sharded pool's shards are still open to take them.
-    while ((state.get() & FIRES) != 0) {
+    while ((state & FIRES) != 0) {
       Thread.onSpinWait();
     }
-    if (state.accumulateAndGet(SWEPT, (a, b) -> a | b) == (CLOSED | SWEPT)) {
+    if (STATE.accumulateAndGet(this, SWEPT, (a, b) -> a | b) == (CLOSED | SWEPT)) {
       onQuiet.run();
     }
   }
 
   /** The owner rebooted: timers may be scheduled again. */
   void reopen() {
-    state.set(0);
+    state = 0;
   }
 
   /** Timers pending; for tests. */
   int size() {
-    return pending.size();
+    return shared != null ? shared.size() : memberCount();
   }
 }

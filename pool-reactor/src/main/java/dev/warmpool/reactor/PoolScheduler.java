@@ -115,7 +115,7 @@ final class PoolScheduler implements Scheduler, Scannable {
 
   @Override
   public Worker createWorker() {
-    return new PoolWorker(this, pool, new TaskGroup(tasks));
+    return new PoolWorker(this, pool, tasks.newWorkerGroup());
   }
 
   /**

@@ -22,9 +22,9 @@ final class PoolWorker implements Scheduler.Worker, Scannable {
   private final PoolScheduler parent;
   private final WorkerPool pool;
   private final SerialExecutor lane;
-  private final TaskGroup tasks;
+  private final WorkerGroup tasks;
 
-  PoolWorker(PoolScheduler parent, WorkerPool pool, TaskGroup tasks) {
+  PoolWorker(PoolScheduler parent, WorkerPool pool, WorkerGroup tasks) {
     this.parent = parent;
     this.pool = pool;
     this.lane = pool.newSerialExecutor();
@@ -74,7 +74,7 @@ final class PoolWorker implements Scheduler.Worker, Scannable {
 
   @Override
   public void dispose() {
-    if (tasks.close(TaskGroup.DISPOSED)) {
+    if (tasks.close()) {
       lane.close();
     }
   }

@@ -10,10 +10,10 @@ import reactor.core.Exceptions;
 
 /**
  * The container a {@link PoolTask} knows (Reactor's {@link Disposable.Composite}): a scheduler's
- * group (the root) or one worker's. A task is accepted into its group before it is handed to core
- * and removes itself exactly once, when it ends. Each task is a member of exactly one group (its
- * own); the root counts every task of the scheduler and holds its direct tasks and the groups of
- * its live workers, so that its sweep reaches every task.
+ * group (the root) or one worker's ({@link WorkerGroup}). A task is accepted into its group before
+ * it is handed to core and removes itself exactly once, when it ends. Each task is a member of
+ * exactly one group (its own); the root counts every task of the scheduler and holds its direct
+ * tasks and the groups of its live workers, so that its sweep reaches every task.
  *
  * <ul>
  *   <li>Root: counts every accepted task. {@code GRACEFUL} refuses new tasks and cancels the
@@ -22,14 +22,18 @@ import reactor.core.Exceptions;
  *       timer), and a task that has not started never starts ({@link #isDisposed()}). Running
  *       tasks are not interrupted. When the count reaches zero outside {@code OPEN},
  *       {@code onQuiet} runs.</li>
- *   <li>A worker's: holds all its tasks ({@link #size()} is the worker's {@code BUFFERED});
- *       {@code dispose()} refuses new tasks, disposes each one (pending ones never run, a running
- *       one is interrupted) and leaves the root.</li>
+ *   <li>A worker's ({@link WorkerGroup}): holds all its tasks ({@code size()} is the worker's
+ *       {@code BUFFERED}); {@code dispose()} refuses new tasks, disposes each one (pending ones
+ *       never run, a running one is interrupted) and leaves the root.</li>
  * </ul>
  * A submitter counts and publishes the task first and reads the state second; a closer writes the
  * state first and sweeps second: either the task is refused or the sweep (and the count) sees it.
  * A worker's group joins the root before any task can be accepted into it, so the root's sweep,
  * which reads the root's state before the worker's members, sees the worker's tasks.
+ *
+ * <p><b>Footprint.</b> The root takes tasks from every thread: a concurrent set. A worker's group is
+ * a separate, smaller class holding its tasks in the compact {@link MemberSet} it is, as a Reactor
+ * worker is used by one thread at a time and idle workers may be many (issue 33).
  */
 final class TaskGroup implements Disposable.Composite {
   static final int OPEN = 0;
@@ -41,46 +45,62 @@ final class TaskGroup implements Disposable.Composite {
   private static final AtomicLongFieldUpdater<TaskGroup> COUNT =
       AtomicLongFieldUpdater.newUpdater(TaskGroup.class, "count");
 
-  /** The scheduler's group, for a worker's group; null for the root itself. */
-  private final TaskGroup root;
   /** The root's owner, named in its rejections. */
   private final Object owner;
   private final Runnable onQuiet;
+  /** Direct tasks and the groups of live workers. */
   private final Set<Disposable> members = ConcurrentHashMap.newKeySet();
-  /** The root: accepted tasks not yet ended. */
+  /** Accepted tasks not yet ended, direct and of the workers. */
   private volatile long count;
   private volatile int state;
 
   /** A scheduler's group; {@code onQuiet} runs when its last task ended after it closed. */
   TaskGroup(Object owner, Runnable onQuiet) {
-    this.root = null;
     this.owner = owner;
     this.onQuiet = onQuiet;
   }
 
-  /** A worker's group; it joins the root until it is disposed. */
-  TaskGroup(TaskGroup root) {
-    this.root = root;
-    this.owner = null;
-    this.onQuiet = null;
-    root.members.add(this);
+  /** A worker's group, joined to this root until it is disposed. */
+  WorkerGroup newWorkerGroup() {
+    WorkerGroup g = new WorkerGroup(this);
+    members.add(g);
+    return g;
+  }
+
+  /** A worker's group was disposed: its tasks are ended or end by themselves. */
+  void leave(WorkerGroup g) {
+    members.remove(g);
   }
 
   /**
-   * Accepts a task about to be handed to core, or refuses it (the task ends) with Reactor's
-   * rejections: a closed scheduler names itself, a disposed worker throws
-   * {@link Exceptions#failWithRejected()} as Reactor's own workers do.
+   * Accepts a direct task about to be handed to core, or refuses it (the task ends): a closed
+   * scheduler names itself.
    */
   void accept(PoolTask t) {
-    TaskGroup r = root == null ? this : root;
-    COUNT.incrementAndGet(r);
+    COUNT.incrementAndGet(this);
     members.add(t);
-    if (r.state != OPEN || state != OPEN) { // publish, then check: see the class notes
+    checkAccepted(t, OPEN);
+  }
+
+  /**
+   * After a task was counted and published in its group: refuses it if this scheduler or its
+   * worker's group ({@code groupState}) closed meanwhile (publish, then check: see the class notes)
+   * with Reactor's rejections: a closed scheduler names itself, a disposed worker throws
+   * {@link Exceptions#failWithRejected()} as Reactor's own workers do.
+   */
+  void checkAccepted(PoolTask t, int groupState) {
+    int s = state;
+    if (s != OPEN || groupState != OPEN) {
       t.cancel(false);
-      throw r.state != OPEN
-          ? new RejectedExecutionException("scheduler " + r.owner + " is disposed")
+      throw s != OPEN
+          ? new RejectedExecutionException("scheduler " + owner + " is disposed")
           : Exceptions.failWithRejected();
     }
+  }
+
+  /** Counts a task accepted into a worker's group. */
+  void counted() {
+    COUNT.incrementAndGet(this);
   }
 
   @Override
@@ -93,15 +113,19 @@ final class TaskGroup implements Disposable.Composite {
     }
   }
 
-  /** A task ended (called once per accepted task, by the task). */
+  /** A direct task ended (called once per accepted task, by the task). */
   @Override
   public boolean remove(Disposable d) {
     boolean was = members.remove(d);
-    TaskGroup r = root == null ? this : root;
-    if (COUNT.decrementAndGet(r) == 0 && r.state != OPEN) {
-      r.onQuiet.run();
-    }
+    ended();
     return was;
+  }
+
+  /** A task of this scheduler ended, direct or of a worker. */
+  void ended() {
+    if (COUNT.decrementAndGet(this) == 0 && state != OPEN) {
+      onQuiet.run();
+    }
   }
 
   /**
@@ -111,16 +135,13 @@ final class TaskGroup implements Disposable.Composite {
   boolean close(int to) {
     for (int s; (s = state) < to; ) {
       if (STATE.compareAndSet(this, s, to)) {
-        if (root != null) {
-          members.forEach(Disposable::dispose);
-          root.members.remove(this); // its tasks are ended or end by themselves
-        } else {
-          for (Disposable d : members) {
-            if (d instanceof TaskGroup worker) {
-              worker.members.forEach(t -> stop((PoolTask) t, to));
-            } else {
-              stop((PoolTask) d, to);
+        for (Disposable d : members) {
+          if (d instanceof WorkerGroup worker) {
+            for (Object t : worker.snapshot()) {
+              stop((PoolTask) t, to);
             }
+          } else {
+            stop((PoolTask) d, to);
           }
         }
         return true;
@@ -144,34 +165,30 @@ final class TaskGroup implements Disposable.Composite {
   /** The root, once its pool terminated: refuses every task that never ran (see PoolTask). */
   void refuseHandedBack(String pool) {
     for (Disposable d : members) {
-      if (d instanceof TaskGroup worker) {
-        worker.members.forEach(t -> ((PoolTask) t).handedBack(pool));
+      if (d instanceof WorkerGroup worker) {
+        for (Object t : worker.snapshot()) {
+          ((PoolTask) t).handedBack(pool);
+        }
       } else {
         ((PoolTask) d).handedBack(pool);
       }
     }
   }
 
-  /** Tasks that have not started must not start: this group, or its scheduler's, is disposed. */
+  /** Tasks that have not started must not start: this scheduler is disposed. */
   @Override
   public boolean isDisposed() {
-    return state == DISPOSED || (root != null && root.state == DISPOSED);
+    return state == DISPOSED;
   }
 
-  /** Whether the group still accepts tasks. */
+  /** Whether the scheduler still accepts tasks. */
   boolean isOpen() {
     return state == OPEN;
   }
 
-  /**
-   * The root: tasks accepted and not ended; a worker's: its tasks not ended, 0 once disposed (a
-   * disposed task still running is no longer the worker's; the root counts it until it ends).
-   */
+  /** Tasks accepted and not ended, direct and of the workers. */
   @Override
   public int size() {
-    if (root == null) {
-      return (int) Math.min(Integer.MAX_VALUE, count);
-    }
-    return state == DISPOSED ? 0 : members.size();
+    return (int) Math.min(Integer.MAX_VALUE, count);
   }
 }

@@ -6,7 +6,7 @@ import io.reactivex.rxjava3.disposables.CompositeDisposable;
 import io.reactivex.rxjava3.disposables.Disposable;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 
 /**
  * An RxJava {@link Scheduler.Worker} over one serial lane of the pool, as reactor-core's {@code
@@ -19,6 +19,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * first timed task on it is tracked in that run, so that a shutdown closes its lane at once.
  */
 final class PoolWorker extends Scheduler.Worker implements TaskParent {
+  private static final AtomicIntegerFieldUpdater<PoolWorker> DISPOSED =
+      AtomicIntegerFieldUpdater.newUpdater(PoolWorker.class, "disposed");
+
   /** Null for a worker created by a shut-down scheduler: disposed from the start. */
   private final SerialExecutor lane;
   /** Its scheduler's run, in which it was created: disposed by the scheduler's shutdown. */
@@ -26,7 +29,8 @@ final class PoolWorker extends Scheduler.Worker implements TaskParent {
   /** Its scheduler, seen as the parent that reports refusals and keeps the clock. */
   private final TaskParent scheduler;
   private final boolean keepsAccepted;
-  private final AtomicBoolean disposed;
+  /** 1 once disposed (or refused); a field behind an updater: idle workers may be many. */
+  private volatile int disposed;
   private volatile boolean tracked;
 
   PoolWorker(SerialExecutor lane, CompositeDisposable tracker, TaskParent scheduler,
@@ -35,7 +39,7 @@ final class PoolWorker extends Scheduler.Worker implements TaskParent {
     this.tracker = tracker;
     this.scheduler = scheduler;
     this.keepsAccepted = keepsAccepted;
-    this.disposed = new AtomicBoolean(lane == null);
+    this.disposed = lane == null ? 1 : 0;
   }
 
   /** An immediate task, in order with the others: the lane is admitted now if it needs a thread. */
@@ -83,7 +87,7 @@ final class PoolWorker extends Scheduler.Worker implements TaskParent {
    */
   @Override
   public void refused(RejectedExecutionException e) {
-    if (!tracker.isDisposed() && disposed.compareAndSet(false, true)) {
+    if (!tracker.isDisposed() && DISPOSED.compareAndSet(this, 0, 1)) {
       try {
         scheduler.refused(e);
       } finally {
@@ -103,7 +107,7 @@ final class PoolWorker extends Scheduler.Worker implements TaskParent {
     if (!tracked && !keepsAccepted) {
       tracked = true;
       tracker.add(this); // disposes this worker if the run ended
-      if (disposed.get()) {
+      if (disposed != 0) {
         tracker.delete(this); // a dispose between the flag and the add missed it
       }
     }
@@ -123,7 +127,7 @@ final class PoolWorker extends Scheduler.Worker implements TaskParent {
 
   @Override
   public void dispose() {
-    if (disposed.compareAndSet(false, true)) {
+    if (DISPOSED.compareAndSet(this, 0, 1)) {
       release();
     }
   }
@@ -137,11 +141,11 @@ final class PoolWorker extends Scheduler.Worker implements TaskParent {
 
   @Override
   public boolean isDisposed() {
-    return disposed.get() || tracker.isDisposed();
+    return disposed != 0 || tracker.isDisposed();
   }
 
   @Override
   public boolean skipsAccepted() {
-    return disposed.get() || (!keepsAccepted && tracker.isDisposed());
+    return disposed != 0 || (!keepsAccepted && tracker.isDisposed());
   }
 }
