@@ -76,6 +76,8 @@ import java.util.concurrent.TimeUnit
  * and its block finishes on [Dispatchers.IO] (a waiting `withWorker` caller throws the
  * [PoolClosedException]). The block is taken from the unit with one CAS, so if the caller of
  * `shutdownNow` runs the handed-back task, that run finds nothing to do: the block runs exactly once.
+ * The same CAS settles a first dispatch that the pool refuses while the sweep runs (a unit is
+ * registered before the pool decides): whichever takes the block refuses it, once.
  */
 @OptIn(InternalCoroutinesApi::class) // Delay: kotlinx's own executor dispatchers implement it too
 internal class PoolDispatcher private constructor(
@@ -184,8 +186,9 @@ internal class PoolDispatcher private constructor(
             }
         } catch (rejected: RejectedExecutionException) {
             units.remove(job, unit)
-            unit.takeBack(block)
-            reject(context, block, rejected)
+            // Refused once: the unit was registered (and its block held) before the pool refused, so a
+            // shutdownNow racing this dispatch may have swept the unit and refused the block already.
+            if (unit.takeBack(block)) reject(context, block, rejected)
         }
     }
 
