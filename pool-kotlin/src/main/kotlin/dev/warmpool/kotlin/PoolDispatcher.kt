@@ -34,11 +34,12 @@ import java.util.concurrent.TimeUnit
  * ## Implementation notes
  *
  * **Units.** A coroutine is identified by its [Job]. The first time a job is dispatched here it gets
- * a *unit*: a serial lane of the pool ([WorkerPool.newSerialExecutor]) that carries every later
- * dispatch of that job. A coroutine has at most one dispatch outstanding at a time, so a lane per
- * coroutine changes no ordering; what it buys is the core's admission once: the lane's first task is
- * admitted or rejected like any task, and once admitted the lane is never rejected for being full again
- * (its later tasks wait their turn in line, where a lane holds at most one place). The unit is removed
+ * a *unit*, whose first dispatch is admitted or rejected like any task (a plain task of the pool), and
+ * a serial lane of the pool ([WorkerPool.newSerialExecutor]), made on the second dispatch, that
+ * carries every later dispatch as admitted work ([SerialExecutor.executeAdmitted]): admission once,
+ * never rejected for being full again (later dispatches wait their turn in line, where a lane holds
+ * at most one place). A coroutine has at most one dispatch outstanding at a time, so a lane per
+ * coroutine changes no ordering; a `withContext` job that runs once never makes one. The unit is removed
  * when the job completes. A job that is not itself a coroutine (a plain `Job()` in the context of raw
  * coroutines) may be shared by several coroutines at once, so it gets no lane of its own: after its
  * admission each dispatch takes a fresh admitted lane, and those coroutines run side by side, as on any
@@ -76,6 +77,8 @@ import java.util.concurrent.TimeUnit
  * and its block finishes on [Dispatchers.IO] (a waiting `withWorker` caller throws the
  * [PoolClosedException]). The block is taken from the unit with one CAS, so if the caller of
  * `shutdownNow` runs the handed-back task, that run finds nothing to do: the block runs exactly once.
+ * The same CAS settles a first dispatch that the pool refuses while the sweep runs (a unit is
+ * registered before the pool decides): whichever takes the block refuses it, once.
  */
 @OptIn(InternalCoroutinesApi::class) // Delay: kotlinx's own executor dispatchers implement it too
 internal class PoolDispatcher private constructor(
@@ -152,7 +155,8 @@ internal class PoolDispatcher private constructor(
             reopening {
                 if (unit.owner === this && unit.isCoroutine && unit.offer(block)) {
                     try {
-                        unit.lane.execute(unit)
+                        // admitted: the unit's first dispatch was (a plain task, or the lane's first)
+                        unit.lane.executeAdmitted(unit)
                     } catch (closed: RejectedExecutionException) {
                         if (unit.takeBack(block)) throw closed
                     }
@@ -180,12 +184,15 @@ internal class PoolDispatcher private constructor(
         unit.offer(block)
         try {
             reopening {
-                if (isAdmittedWork(job, context, block)) unit.lane.executeAdmitted(unit) else unit.lane.execute(unit)
+                // Admitted or refused like any task; a lane is made only if the job dispatches again
+                // (most withContext jobs never do), and then it is admitted work (see [execute]).
+                if (isAdmittedWork(job, context, block)) unit.lane.executeAdmitted(unit) else pool.enqueue(unit)
             }
         } catch (rejected: RejectedExecutionException) {
             units.remove(job, unit)
-            unit.takeBack(block)
-            reject(context, block, rejected)
+            // Refused once: the unit was registered (and its block held) before the pool refused, so a
+            // shutdownNow racing this dispatch may have swept the unit and refused the block already.
+            if (unit.takeBack(block)) reject(context, block, rejected)
         }
     }
 
@@ -595,7 +602,19 @@ internal class PoolDispatcher private constructor(
         /** The first dispatch's context: where an expired first dispatch is refused. */
         private val context: CoroutineContext,
     ) : CancellationAware, FailureAware, AdmittedUnit, (Throwable?) -> Unit {
-        val lane: SerialExecutor = owner.pool.newSerialExecutor()
+        @Volatile
+        private var madeLane: SerialExecutor? = null
+
+        /**
+         * The unit's lane, made on first use: the second dispatch of a coroutine, or a [withWorker]
+         * start. A first dispatch goes to the pool as a plain task (issue 33: a lane per
+         * `withContext` call was a fifth of an event loop's time); a coroutine has one dispatch
+         * outstanding at a time, so its later dispatches find its lane and run in order.
+         */
+        val lane: SerialExecutor
+            get() = madeLane ?: synchronized(this) {
+                madeLane ?: owner.pool.newSerialExecutor().also { madeLane = it }
+            }
         val isCoroutine: Boolean = job is Continuation<*>
         private val pending = AtomicReference<Runnable?>()
 

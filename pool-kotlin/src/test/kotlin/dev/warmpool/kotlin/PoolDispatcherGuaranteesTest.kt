@@ -1,17 +1,25 @@
 package dev.warmpool.kotlin
 
+import dev.warmpool.PoolClosedException
 import java.util.concurrent.CopyOnWriteArrayList
 import java.util.concurrent.CountDownLatch
 import java.util.concurrent.TimeUnit
+import java.util.concurrent.atomic.AtomicBoolean
 import java.util.concurrent.atomic.AtomicInteger
 import kotlin.coroutines.Continuation
+import kotlin.coroutines.CoroutineContext
+import kotlin.coroutines.EmptyCoroutineContext
 import kotlin.coroutines.resume
 import kotlin.coroutines.startCoroutine
 import kotlin.coroutines.suspendCoroutine
 import kotlin.time.Duration.Companion.seconds
+import kotlinx.coroutines.CancellationException
 import kotlinx.coroutines.CompletableDeferred
+import kotlinx.coroutines.CompletableJob
 import kotlinx.coroutines.CoroutineExceptionHandler
 import kotlinx.coroutines.CoroutineScope
+import kotlinx.coroutines.ExperimentalCoroutinesApi
+import kotlinx.coroutines.InternalForInheritanceCoroutinesApi
 import kotlinx.coroutines.Job
 import kotlinx.coroutines.NonCancellable
 import kotlinx.coroutines.SupervisorJob
@@ -249,6 +257,67 @@ class PoolDispatcherGuaranteesTest {
         val ended = withTimeoutOrNull(5.seconds) { job.join() } != null
         assertThat(ended).describedAs("coroutine ended after shutdownNow").isTrue()
         assertThat(job.isCancelled).isTrue()
+    }
+
+    /**
+     * Guarantee 4 when a first dispatch races `shutdownNow()`: the dispatch is held by its unit while
+     * the pool decides, and the termination sweep refuses every unit whose block is still held. If the
+     * sweep takes the block first, the sweep's refusal is the only one: the dispatch, refused by the
+     * closed pool a moment later, must not refuse it again. It did: the job was cancelled twice and
+     * the block ran twice on the fallback (for a coroutine, its continuation resumed twice: kotlinx's
+     * `CoroutinesInternalError`, seen in `AdapterReviewTest` under shutdownNow). The test holds the
+     * dispatch in the admission check: a job whose `parent` shuts the pool down and waits until the
+     * sweep has run the block.
+     */
+    @Test
+    fun aFirstDispatchRacingShutdownNowIsRefusedExactlyOnce() {
+        val pool = pools.pool(1)
+        val d = pool.asCoroutineDispatcher()
+        val ran = AtomicInteger()
+        val ranOnce = CountDownLatch(1)
+        val block = Runnable {
+            ran.incrementAndGet()
+            ranOnce.countDown()
+        }
+        val sweptFirst = AtomicBoolean()
+        val job = HeldJob {
+            pool.shutdownNow()
+            sweptFirst.set(ranOnce.await(5, TimeUnit.SECONDS)) // the sweep refused the held block
+        }
+        d.dispatch(job, block) // the refusals (cancel, then the block on the fallback) start in here
+        assertThat(sweptFirst.get()).describedAs("the sweep refused the held block while the dispatch was held").isTrue()
+        assertThat(job.cancels).describedAs("cancellations of the job").hasSize(1)
+        assertThat(job.cancels.single()?.causes()?.any { it is PoolClosedException }).isTrue()
+        assertThat(ran.get()).describedAs("runs of the block").isEqualTo(1)
+    }
+
+    /**
+     * A job whose first `parent` read (the admission check of its first dispatch) runs [hold], and
+     * which records its cancellations.
+     */
+    @OptIn(InternalForInheritanceCoroutinesApi::class, ExperimentalCoroutinesApi::class)
+    private class HeldJob(private val inner: CompletableJob = Job(), hold: () -> Unit) : Job by inner {
+        private var hold: (() -> Unit)? = hold
+        val cancels = CopyOnWriteArrayList<CancellationException?>()
+
+        override val parent: Job?
+            get() {
+                hold?.also { hold = null }?.invoke()
+                return inner.parent
+            }
+
+        override fun cancel(cause: CancellationException?) {
+            cancels += cause
+            inner.cancel(cause)
+        }
+
+        // `by inner` would delegate these too, and the context would then hold the inner job, not this one
+        @Suppress("UNCHECKED_CAST")
+        override fun <E : CoroutineContext.Element> get(key: CoroutineContext.Key<E>): E? = if (key == Job) this as E else null
+
+        override fun <R> fold(initial: R, operation: (R, CoroutineContext.Element) -> R): R = operation(initial, this)
+
+        override fun minusKey(key: CoroutineContext.Key<*>): CoroutineContext = if (key == Job) EmptyCoroutineContext else this
     }
 
     // ---- guarantee 8: failures --------------------------------------------------------------------
