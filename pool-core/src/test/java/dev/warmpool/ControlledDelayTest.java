@@ -306,6 +306,9 @@ class ControlledDelayTest {
     CountDownLatch seated = new CountDownLatch(1);
     lane.execute(seated::countDown);
     PoolFixture.await(seated);
+    // the lane's task counted down inside its run: its seat is free only once the lane ends
+    // (CI found a nonblocking occupy refused in that window; a blocking one would wait in line)
+    PoolFixture.awaitIdle(pool, 1);
     PoolFixture.Gate gate = fixture.occupy(pool);
     List<String> order = new CopyOnWriteArrayList<>();
     pool.enqueue(() -> order.add("t0"));
@@ -333,6 +336,9 @@ class ControlledDelayTest {
     CountDownLatch seated = new CountDownLatch(1);
     lane.execute(seated::countDown);
     PoolFixture.await(seated);
+    // the lane's task counted down inside its run: its seat is free only once the lane ends
+    // (CI found a nonblocking occupy refused in that window; a blocking one would wait in line)
+    PoolFixture.awaitIdle(pool, 1);
     PoolFixture.Gate gate = fixture.occupy(pool);
     List<String> order = new CopyOnWriteArrayList<>();
     pool.enqueue(() -> order.add("head")); // sheddable, but only after an hour
@@ -410,6 +416,9 @@ class ControlledDelayTest {
     CountDownLatch seated = new CountDownLatch(1);
     lane.execute(seated::countDown);
     PoolFixture.await(seated);
+    // the lane's task counted down inside its run: its seat is free only once the lane ends
+    // (CI found a nonblocking occupy refused in that window; a blocking one would wait in line)
+    PoolFixture.awaitIdle(pool, 1);
     PoolFixture.Gate gate = fixture.occupy(pool);
     assertThatThrownBy(() -> pool.execute(() -> { })).isInstanceOf(PoolOverloadedException.class);
     CountDownLatch laneRan = new CountDownLatch(1);
