@@ -1,7 +1,6 @@
 package dev.warmpool;
 
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executor;
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadFactory;
@@ -48,7 +47,14 @@ final class ThreadStarter {
   /** Set in {@link #slots} while the pool is terminated: no slot may be reserved. */
   private static final int CLOSED = 1 << 30;
   /** Workers whose thread may be alive; a worker leaves when its thread is known to have ended. */
-  private final Set<Worker> started = ConcurrentHashMap.newKeySet();
+  /**
+   * In start order, not a hash set: its order (shutdownNow's interrupts, the hold watch's visits)
+   * must not depend on identity hash codes, which differ from run to run (the model check replays a
+   * run exactly, and found its replays differing).
+   */
+  private final ConcurrentLinkedQueue<Worker> started = new ConcurrentLinkedQueue<>();
+  /** About the size of {@link #started} (a queue counts by walking), for {@link #prune}. */
+  private final AtomicInteger startedSize = new AtomicInteger();
 
   ThreadStarter(ThreadFactory factory, PoolCounters counters) {
     this.factory = factory;
@@ -108,6 +114,7 @@ final class ThreadStarter {
     // Known before the factory runs: a factory may start the thread and then block, and meanwhile
     // shutdownNow must interrupt it (and hand back its lane) and awaitTermination wait for it.
     started.add(w);
+    startedSize.incrementAndGet();
     Thread t;
     try {
       t = factory.newThread(w);
@@ -116,7 +123,7 @@ final class ThreadStarter {
       }
     } catch (Throwable failure) {
       if (w.abandon()) {
-        started.remove(w);
+        forget(w);
         release();
         return failure;
       }
@@ -137,7 +144,7 @@ final class ThreadStarter {
       t.start();
     } catch (Throwable failure) {
       if (w.abandon()) {
-        started.remove(w);
+        forget(w);
         if (counted) {
           counters.workersStarted.decrement(); // it never ran, so it never counts a stop
         }
@@ -159,8 +166,15 @@ final class ThreadStarter {
 
   /** Forgets workers whose thread has ended, once they clearly outnumber the live ones. */
   private void prune() {
-    if (started.size() > 2 * workers() + 16) {
-      started.removeIf(ThreadStarter::ended);
+    if (startedSize.get() > 2 * workers() + 16) {
+      started.removeIf(ThreadStarter::ended); // one pass
+      startedSize.set(started.size()); // a heuristic's count: a racing start may be counted twice
+    }
+  }
+
+  private void forget(Worker w) {
+    if (started.remove(w)) {
+      startedSize.decrementAndGet();
     }
   }
 
@@ -201,7 +215,7 @@ final class ThreadStarter {
           throw new InterruptedException();
         }
       }
-      started.remove(w);
+      forget(w);
     }
     return true;
   }
