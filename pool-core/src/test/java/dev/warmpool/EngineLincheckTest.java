@@ -62,8 +62,15 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(600) // seconds: a hang fails the test instead of stalling the build
 @Tag("model-check")
 public class EngineLincheckTest {
-  /** Capacity 2 plus one: a retired worker keeps its slot here until its step sees the signal. */
-  static final int SLOTS = 3;
+  /** The capacity a {@link Model#grow} resizes to. */
+  static final int GROWN = 3;
+  /**
+   * Worker slots: twice the largest capacity. A retired worker gave its pool slot back but keeps
+   * its model slot until its step sees the signal, so up to a capacity of new workers may start
+   * beside as many retired ones (CI's deeper pass found a scenario that needed a fourth slot:
+   * two workers retired while parked, then two submits). Only slots 0-2 are stepped.
+   */
+  static final int SLOTS = 2 * GROWN;
   private static final Runnable TASK = () -> { };
   /** Thrown by the stubbed park when no signal is there yet; the worker's step ends parked. */
   static final RuntimeException PARKED = new RuntimeException("parked", null, false, false) { };
@@ -85,7 +92,7 @@ public class EngineLincheckTest {
     volatile int capacity;
     final RunState state = new RunState();
     final Worker[] workers = new Worker[SLOTS];
-    final Phase[] phases = {Phase.NEW, Phase.NEW, Phase.NEW};
+    final Phase[] phases = newPhases();
     final ConcurrentLinkedQueue<Runnable> background = new ConcurrentLinkedQueue<>();
     final SharedTimer timer;
     final Engine engine;
@@ -99,11 +106,11 @@ public class EngineLincheckTest {
             if (workers[i] == null || phases[i] == Phase.EXITED) { // a retired worker's slot
               workers[i] = (Worker) r;
               phases[i] = Phase.NEW;
-              break;
+              return new ModelThread();
             }
           }
+          throw new AssertionError("the model has no slot for a new worker");
         }
-        return new ModelThread();
       };
       // A fixed clock: no hold looks stuck (real time would make the hold-off branch depend on
       // how fast the checker runs, and its replays differ: "Non-determinism found").
@@ -169,15 +176,15 @@ public class EngineLincheckTest {
     }
 
     /**
-     * A growing resize to {@link #SLOTS}, as {@code BoundedPool.resize} does it: room first (the
+     * A growing resize to {@link #GROWN}, as {@code BoundedPool.resize} does it: room first (the
      * run queue installs a longer ring and moves the queued tasks into it), then the capacity, then
      * {@code grown}.
      */
     @Operation(nonParallelGroup = "resize")
     public void grow() {
-      if (capacity < SLOTS) {
-        engine.grow(SLOTS);
-        capacity = SLOTS;
+      if (capacity < GROWN) {
+        engine.grow(GROWN);
+        capacity = GROWN;
         engine.grown();
       }
     }
@@ -344,6 +351,12 @@ public class EngineLincheckTest {
     }
   }
 
+  static Phase[] newPhases() {
+    Phase[] p = new Phase[SLOTS];
+    java.util.Arrays.fill(p, Phase.NEW);
+    return p;
+  }
+
   /** Capacity 1, its worker started and back at the top of its loop. */
   public static class OneWorker extends Model {
     public OneWorker() {
@@ -485,6 +498,21 @@ public class EngineLincheckTest {
     org.junit.jupiter.api.Assertions.assertEquals(List.of(mine), out);
     org.junit.jupiter.api.Assertions.assertEquals(0, m.state.seats());
     org.junit.jupiter.api.Assertions.assertEquals(0, m.workers[0].held.size());
+  }
+
+  /**
+   * The sequential scenario CI's deeper pass found (the model, not the engine, was short of a
+   * slot): two parked workers retired before their steps see it, then two submits start two more.
+   */
+  @Test
+  void twoRetiredWorkersAndTwoNewOnesFitTheModel() {
+    TwoWorkers m = new TwoWorkers();
+    m.worker1();
+    m.worker0();
+    m.retire();
+    m.submit();
+    m.submit();
+    m.check(); // at the end only: it takes the parked workers' signals
   }
 
   @Test
