@@ -86,8 +86,8 @@ import reactor.core.scheduler.Schedulers;
  * java -Xmx1g -cp pool-benchmarks/target/classes:$(cat pool-benchmarks/target/cp.txt) \
  *     dev.warmpool.benchmarks.OverloadGoodput seconds=10 rounds=3 out=docs/benchmarks/goodput.md
  * </pre>
- * A smoke run ({@code seconds=1 rounds=1 warmup=0}) takes about 20 s; a full one (10 s, 3 rounds)
- * about 9 minutes, most of it draining the queues of the queueing peers.
+ * A smoke run ({@code seconds=1 rounds=1 warmup=0}) takes about 30 s; a full one (10 s, 3 rounds,
+ * ten peers) about 17 minutes, much of it draining the queues of the queueing peers.
  */
 public final class OverloadGoodput {
   static final String TABLE_OVERLOAD = "goodput-overload";
