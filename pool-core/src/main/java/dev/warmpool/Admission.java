@@ -719,6 +719,7 @@ final class Admission implements TaskEnvelope.Owner {
       TaskEnvelope e = line.poll();
       if (e == null) {
         state.releaseSeat();
+        line.seatFoundNoEntry();
         mayTerminate.run();
         continue;
       }
@@ -765,6 +766,8 @@ final class Admission implements TaskEnvelope.Owner {
     state.releaseSeat();
     if (line.size() > 0) {
       drainLine();
+    } else {
+      line.seatFoundNoEntry(); // the pool caught up: controlled delay's "empty"
     }
     if (siblings != null && line.size() == 0) {
       siblings.seatFreed(this); // publish (the seat), then check the siblings' lines
@@ -777,6 +780,9 @@ final class Admission implements TaskEnvelope.Owner {
   /** Seats were added (a growing resize): they serve this line first, then a sibling's. */
   void seatsGrew() {
     drainLine();
+    if (line.size() == 0) {
+      line.seatFoundNoEntry();
+    }
     if (siblings != null && line.size() == 0) {
       siblings.seatFreed(this);
     }

@@ -20,11 +20,17 @@ import java.util.function.Supplier;
  *
  * <h2>Standing, and adaptive LIFO</h2>
  * A line made with a standing interval ({@code controlledDelay} or {@code adaptiveLifo}) keeps
- * time: it is <em>standing</em> when it has not once been empty during the last interval. One
- * timestamp tracks that, {@link #emptySince}: the time an entry joined an empty line (the last
- * instant it was empty). It is written only under the lock and only when an entry links into an
- * empty line, so a pool whose line never forms pays nothing, and a line without a standing
- * interval never reads the clock. Each entry records, as it links, when it joined and from when
+ * time: it is <em>standing</em> when it has not once been empty during the last interval, where
+ * empty means <em>the pool caught up</em>: a seat came free and found no entry to serve
+ * ({@link #caughtUp}). A line that finishing workers drain to nothing, each taking an entry, has not
+ * emptied in that sense: no seat went idle, the overload goes on, and the entry that joins next
+ * joins a line that still stands (as CoDel judges by a dequeue that finds the queue empty, not by
+ * the instant the last packet leaves). Without this, a pool whose seats free in clumps would empty
+ * its line for an instant every few task times and let entries wait a whole interval again. One
+ * timestamp tracks standing, {@link #emptySince}: the time an entry joined the line after the
+ * pool caught up. It is written only under the lock and only when an entry links into an empty
+ * line, so a pool whose line never forms pays nothing, and a line without a standing interval
+ * never reads the clock. Each entry records, as it links, when it joined and from when
  * the line stands if the entry is still in it ({@link TaskEnvelope#standsFrom}): while the entry is
  * in the line the line is not empty, so that instant cannot move until the entry leaves, which is
  * what lets {@link Admission} fix an entry's controlled-delay bound when it joins.
@@ -62,6 +68,14 @@ final class WaitingLine {
    */
   private long emptySince;
   /**
+   * Whether a seat came free and found this line empty since {@link #emptySince} was last
+   * written: the pool caught up. Written without the lock by whoever frees the seat (and only
+   * when it is clear, so a pool whose line never forms keeps reading it, never writing it); read
+   * and cleared under the lock as an entry joins an empty line. A racing write may reach the next
+   * line that forms rather than this one: that only moves when the line counts as emptied.
+   */
+  private volatile boolean caughtUp = true;
+  /**
    * Accessed only under lock, and only by a LIFO line: the oldest pinned entry in line, or null.
    * It moves forward only when that entry leaves (to the next pinned one behind it), so the
    * stretches it passes over are disjoint: O(1) per entry over the line's life; it moves back only
@@ -85,6 +99,16 @@ final class WaitingLine {
 
   int size() {
     return size;
+  }
+
+  /**
+   * A seat came free and found the line empty: the pool caught up, so the next line that forms
+   * starts to stand only after a whole interval.
+   */
+  void seatFoundNoEntry() {
+    if (standingNanos > 0 && !caughtUp) {
+      caughtUp = true;
+    }
   }
 
   /**
@@ -344,6 +368,7 @@ final class WaitingLine {
     try {
       closed = false;
       terminated = false;
+      caughtUp = true; // a rebooted pool starts with free seats
       reopen.run();
     } finally {
       lock.unlock();
@@ -353,8 +378,9 @@ final class WaitingLine {
   private void link(TaskEnvelope e) {
     if (standingNanos > 0) {
       long now = System.nanoTime();
-      if (head == null) {
-        emptySince = now; // the line was empty until this instant
+      if (head == null && caughtUp) {
+        caughtUp = false;
+        emptySince = now; // the pool caught up, and its line was empty until this instant
       }
       e.joined = now;
       e.standsFrom = emptySince + standingNanos;

@@ -506,7 +506,9 @@ public interface WorkerPool extends ScheduledExecutorService, AutoCloseable {
     /**
      * Blocking mode: controlled delay (after CoDel and Facebook's "Fail at Scale"; default off).
      * While the waiting line has not once been empty during the last {@code interval}, it is
-     * <em>standing</em>, and an entry that has waited longer than {@code target} while it stands
+     * <em>standing</em> (empty meaning that the pool caught up: a seat came free and found no
+     * entry; a line that finishing workers drain to nothing, each taking an entry, goes on
+     * standing, as CoDel judges by a dequeue that finds its queue empty), and an entry that has waited longer than {@code target} while it stands
      * leaves the line without running and without taking a seat, as expired: exactly as past a
      * line deadline ({@link #maxWaitInLine}), a blocked {@code execute} throws
      * {@link PoolOverloadedException} (its message says how long it waited and that the line
@@ -544,7 +546,7 @@ public interface WorkerPool extends ScheduledExecutorService, AutoCloseable {
     /**
      * Blocking mode: {@code true} makes a standing line serve its newest entry first (default
      * {@code false}: always first in, first out). The line stands while it has not once been empty
-     * during the {@link #controlledDelay} interval, or 100 ms when that is not set; then a freed seat
+     * (a seat came free and found no entry) during the {@link #controlledDelay} interval, or 100 ms when that is not set; then a freed seat
      * goes to the newest entry, whose caller is the likeliest to still want the answer, instead of
      * the oldest (the likeliest to be abandoned already, and under controlled delay or a deadline
      * the next to be shed anyway). FIFO otherwise, so a line that drains keeps its order. Blocked

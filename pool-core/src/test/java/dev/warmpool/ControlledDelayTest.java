@@ -100,6 +100,47 @@ class ControlledDelayTest {
     assertThat(pool.stats().expired()).isEqualTo(3);
   }
 
+  /**
+   * "Empty" means the pool caught up, a seat came free and found no entry: a line that a
+   * finishing worker drains by taking its last entry goes on standing, and the entry that joins
+   * next may wait only about the target; once a seat has gone idle, a new line does not stand.
+   */
+  @Test
+  void aLineDrainedWithoutASeatGoingIdleStillStandsAndOneFormedAfterCatchingUpDoesNot()
+      throws Exception {
+    WorkerPool pool = pool(1, b -> b.controlledDelay(ms(20), ms(200)));
+    PoolFixture.Gate first = fixture.occupy(pool);
+    CountDownLatch timerStarted = new CountDownLatch(1);
+    CountDownLatch releaseTimer = new CountDownLatch(1);
+    // A due timer is admitted work: it waits in line for the whole interval and never expires.
+    pool.schedule(() -> {
+      timerStarted.countDown();
+      PoolFixture.await(releaseTimer);
+    }, 0, TimeUnit.MILLISECONDS);
+    awaitWaiting(pool, 1);
+    passes(pool, ms(250)); // the line has stood
+    first.open(); // the seat passes straight to the timer: the line is empty, no seat went idle
+    PoolFixture.await(timerStarted);
+    TaskHandle joinsAStandingLine = pool.enqueue(() -> { });
+    passes(pool, ms(150)); // far past the target (20 ms), short of the interval (200 ms)
+    assertThat(joinsAStandingLine.isExpired()).as("the line still stood: the target bounds it")
+        .isTrue();
+
+    releaseTimer.countDown();
+    PoolFixture.awaitIdle(pool, 1); // the pool caught up
+    PoolFixture.Gate second = fixture.occupy(pool);
+    AtomicInteger ran = new AtomicInteger();
+    TaskHandle joinsANewLine = pool.enqueue(ran::incrementAndGet);
+    passes(pool, ms(150));
+    assertThat(joinsANewLine.isExpired()).as("a line formed after catching up has not stood")
+        .isFalse();
+    second.open();
+    assertThat(eventually(() -> ran.get() == 1)).isTrue();
+    assertThat(eventually(() -> pool.stats().waiting() == 0 && pool.stats().completed() == 4))
+        .as(pool.stats().toString()).isTrue();
+    assertThat(pool.stats().expired()).as("the entry and three clock entries").isEqualTo(4);
+  }
+
   @Test
   void whileNotStandingAnEntryWaitsUpToTheIntervalOrMaxWaitInLineIfShorter() throws Exception {
     WorkerPool pool = pool(1, b -> b.controlledDelay(ms(10), ms(100)));
