@@ -405,23 +405,20 @@ final class SerialLane
     refusedIn = null;
     try {
       seated = a.enqueue(e, mode);
-    } catch (RejectedExecutionException refused) {
-      refusedIn = a; // counted there; a caller that finds its task taken meanwhile takes it back
-      throw refused;
-    }
-    PLACE.setVolatile(this, e);
-    if (mode == Mode.ENQUEUE && !seated && admitted) {
-      a.pin(e); // admitted as it joined, before its place was published: see becomeAdmitted
-    }
-    if (deadline && !seated) {
-      // Armed after publishing: an expiry clears scheduled, and a dispatch that follows must not
-      // find this entry unpublished and then see it overwrite its own.
-      try {
-        a.armLineDeadline(e);
-      } catch (RejectedExecutionException refused) {
-        refusedIn = a; // no timer could be armed: counted there, as above
-        throw refused;
+      PLACE.setVolatile(this, e);
+      if (mode == Mode.ENQUEUE && !seated && admitted) {
+        a.pin(e); // admitted as it joined, before its place was published: see becomeAdmitted
       }
+      if (deadline && !seated) {
+        // Armed after publishing: an expiry clears scheduled, and a dispatch that follows must
+        // not find this entry unpublished and then see it overwrite its own.
+        a.armLineDeadline(e);
+      }
+    } catch (RejectedExecutionException refused) {
+      // Counted there (the line refused it, or no timer could be armed); a caller that finds its
+      // task taken meanwhile takes the count back (notRefused).
+      refusedIn = a;
+      throw refused;
     }
     if (closed || queue.isEmpty()) {
       // Publish (the place), then check: a racing close, execute or cancel may have emptied the

@@ -111,10 +111,10 @@ class TaskEnvelope implements TaskHandle {
    * never find the next).
    */
   private boolean notReusable;
-  /** The thread running the task: written before the CAS to STARTED, which publishes it. */
   /**
    * The worker running it (a shutdownNow or cancel(true) interrupt goes through its shield, see
-   * {@link Worker#interruptToStop}), or the thread, if a thread that is no worker runs it.
+   * {@link Worker#interruptToStop}), or the thread, if a thread that is no worker runs it: written
+   * before the CAS to STARTED, which publishes it.
    */
   private Object runner;
   /** Its line-deadline timer while it waits in line with a deadline; else null. */
