@@ -407,10 +407,16 @@ final class Subpool extends AbstractWorkerPool {
   @Override
   public void resize(int newCapacity) {
     WorkerPool.Builder.checkCapacity(newCapacity);
+    int old;
     synchronized (lifecycle.resizeLock) {
+      old = admission.capacity;
       admission.capacity = newCapacity;
     }
-    admission.drainLine(); // new seats serve the line first; a shrink takes effect as tasks finish
+    if (newCapacity > old) {
+      admission.seatsGrew(); // new seats serve the line first (a subpool has no siblings)
+    } else {
+      admission.drainLine(); // a shrink takes effect as tasks finish
+    }
   }
 
   @Override

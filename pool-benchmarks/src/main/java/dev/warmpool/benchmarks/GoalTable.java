@@ -47,7 +47,10 @@ import reactor.core.scheduler.Schedulers;
  *       in line, the goal against the handoff pool) and with {@code enqueue} (the producer never
  *       waits: past the seats, tasks wait in line; the goals against the fixed pool and
  *       ForkJoinPool, as in issue 22).</li>
- *   <li>the same at capacity 64, with 1 and with 2 producers: vs fixed(64) + LinkedBlockingQueue.</li>
+ *   <li>the same at capacity 64, with 1 and with 2 producers: vs fixed(64) + LinkedBlockingQueue,
+ *       through {@code enqueue} (issue 33's goal: like the fixed pool's queue, the producer never
+ *       waits) and, reported without a goal, through {@code execute} (blocking mode: past 64
+ *       seats the producer waits in line).</li>
  *   <li>Reactor: {@code 200k x scale} {@code Mono.fromCallable(..).subscribeOn(s)} merged by
  *       {@code Flux.range(..).flatMap(.., 64)}, capacity 20: vs {@code fromExecutorService(fixed 20)}
  *       and {@code newBoundedElastic(20, Integer.MAX_VALUE, "be")}; items per second.</li>
@@ -236,10 +239,12 @@ public final class GoalTable {
       row(out, TINY_2_ENQUEUE, "tasks/s", Kind.THROUGHPUT, Peers.FORK_JOIN, "ForkJoinPool(2)", 0.5);
     }
     if (only.contains(2)) {
-      row(out, "tiny tasks, 1 producer, capacity 64", "tasks/s", Kind.THROUGHPUT, Peers.TPE_FIXED,
-          "fixed(64)+LBQ", 1.0);
-      row(out, "tiny tasks, 2 producers, capacity 64", "tasks/s", Kind.THROUGHPUT, Peers.TPE_FIXED,
-          "fixed(64)+LBQ", 1.0);
+      for (int producers = 1; producers <= 2; producers++) {
+        row(out, tiny64(producers, true), "tasks/s", Kind.THROUGHPUT, Peers.TPE_FIXED,
+            "fixed(64)+LBQ", 1.0);
+        row(out, tiny64(producers, false), "tasks/s", Kind.THROUGHPUT, Peers.TPE_FIXED,
+            "fixed(64)+LBQ", Double.NaN);
+      }
     }
     if (only.contains(3)) {
       String s = "Reactor subscribeOn, flatMap 64, capacity 20";
@@ -415,10 +420,19 @@ public final class GoalTable {
     }
   }
 
+  static String tiny64(int producers, boolean enqueue) {
+    return "tiny tasks, " + producers + (producers == 1 ? " producer" : " producers")
+        + ", capacity 64" + (enqueue ? ", enqueue" : ", execute");
+  }
+
   /** Shape 2. */
   final class TinyCapacity64 implements Shape {
     final String[] ids = {Peers.WARMPOOL, Peers.TPE_FIXED};
     final ExecutorService[] executors = new ExecutorService[ids.length];
+    /** The same pool size through {@code enqueue}, which never blocks the producer. */
+    final WorkerPool enqueuePool = WorkerPool.builder().name("c64-enqueue").capacity(64)
+        .maxWaiting(Integer.MAX_VALUE).build();
+    final Executor enqueue = enqueuePool::enqueue;
 
     TinyCapacity64() {
       for (int i = 0; i < ids.length; i++) {
@@ -429,11 +443,15 @@ public final class GoalTable {
     @Override
     public void round() throws InterruptedException {
       for (int producers = 1; producers <= 2; producers++) {
-        String shape = "tiny tasks, " + producers + (producers == 1 ? " producer" : " producers")
-            + ", capacity 64";
         for (int i = 0; i < ids.length; i++) {
-          record(shape, "tasks/s", ids[i], tinyThroughput(executors[i], producers));
+          double v = tinyThroughput(executors[i], producers);
+          record(tiny64(producers, false), "tasks/s", ids[i], v);
+          if (i > 0) { // the peer's same-round value, so both warmpool rows compare with it
+            record(tiny64(producers, true), "tasks/s", ids[i], v);
+          }
         }
+        record(tiny64(producers, true), "tasks/s", Peers.WARMPOOL,
+            tinyThroughput(enqueue, producers));
       }
     }
 
@@ -442,6 +460,7 @@ public final class GoalTable {
       for (ExecutorService e : executors) {
         Peers.close(e);
       }
+      Peers.close(enqueuePool);
     }
   }
 
