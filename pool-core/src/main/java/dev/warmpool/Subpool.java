@@ -472,7 +472,7 @@ final class Subpool extends AbstractWorkerPool {
       }
     }
     for (Seat s : seated) {
-      if (s.state == TaskEnvelope.STARTED) {
+      if (s.isRunning()) { // also while a cancel(true)'s interrupt is on its way
         s.kind.handBackRunning(s.arg, tasks);
         s.interrupt();
       }

@@ -29,6 +29,7 @@ import java.util.List;
  *                            line passed the task's deadline (CAS)
  *   STARTED  -> DONE         it ran (CAS, waiting out INTERRUPTING)
  *   STARTED  -> INTERRUPTING -> STARTED   shutdownNow interrupts its runner (the handshake below)
+ *   INTERRUPTING -> INTERRUPTING_AGAIN -> INTERRUPTING   asked again meanwhile: delivered again
  * </pre>
  * A handle's {@link #cancel(boolean)} succeeds only from WAITING or QUEUED; from STARTED it may
  * interrupt the runner (the handshake below) and reports false.
@@ -49,6 +50,11 @@ class TaskEnvelope implements TaskHandle {
   static final int CLOSED = 6;
   static final int HANDED_BACK = 7;
   static final int EXPIRED = 8;
+  /**
+   * INTERRUPTING, and another interrupter asked meanwhile: the interrupt on its way may already
+   * have landed and been handled, so the delivering interrupter delivers one more (review r7, F1).
+   */
+  static final int INTERRUPTING_AGAIN = 9;
 
   /** What a handle's cancel needs from the pool the envelope belongs to. */
   interface Owner {
@@ -168,25 +174,50 @@ class TaskEnvelope implements TaskHandle {
     // A CAS each time, not a plain write after the spin: a second interrupter may begin between
     // our read of STARTED and our write, and must not find the task ended.
     while (!transition(STARTED, DONE)) {
-      Thread.onSpinWait(); // INTERRUPTING: the interrupt is on its way; let it land first
+      Thread.onSpinWait(); // INTERRUPTING (or _AGAIN): the interrupt is on its way; let it land
     }
     runner = null;
   }
 
   /** Interrupts the runner if the task is running now; never a later task of that thread. */
   final void interrupt() {
-    if (transition(STARTED, INTERRUPTING)) {
-      try {
-        Object r = runner;
-        if (r instanceof Worker w) {
-          w.interruptToStop(); // owed, not landed, while the task runs termination dependents
-        } else {
-          Worker.interrupt((Thread) r);
+    for (;;) {
+      int s = state;
+      if (s == STARTED) {
+        if (transition(STARTED, INTERRUPTING)) {
+          deliverInterrupts();
+          return;
         }
-      } finally {
-        state = STARTED;
+      } else if (s == INTERRUPTING) {
+        if (transition(INTERRUPTING, INTERRUPTING_AGAIN)) {
+          return; // the interrupter on its way delivers ours too, after its own
+        }
+      } else {
+        return; // not running, or an interrupt that follows our request is owed already
       }
     }
+  }
+
+  /** Under INTERRUPTING: interrupts the runner, again for each request that came meanwhile. */
+  private void deliverInterrupts() {
+    for (;;) {
+      Object r = runner;
+      if (r instanceof Worker w) {
+        w.interruptToStop(); // owed, not landed, while the task runs termination dependents
+      } else {
+        Worker.interrupt((Thread) r); // never throws
+      }
+      if (transition(INTERRUPTING, STARTED)) {
+        return;
+      }
+      state = INTERRUPTING; // it was INTERRUPTING_AGAIN, which only this interrupter leaves
+    }
+  }
+
+  /** Whether the task runs now (an interrupt may be on its way). */
+  final boolean isRunning() {
+    int s = state;
+    return s == STARTED || s == INTERRUPTING || s == INTERRUPTING_AGAIN;
   }
 
   /**
@@ -257,7 +288,7 @@ class TaskEnvelope implements TaskHandle {
     return "TaskHandle[" + switch (state) {
       case WAITING -> "waiting";
       case QUEUED -> "queued";
-      case STARTED, INTERRUPTING -> "started";
+      case STARTED, INTERRUPTING, INTERRUPTING_AGAIN -> "started";
       case DONE -> "done";
       case CANCELLED -> "cancelled";
       case EXPIRED -> "expired";

@@ -198,8 +198,8 @@ final class WaitingLine {
   private TaskEnvelope next() {
     TaskEnvelope h = head;
     TaskEnvelope t = tail;
-    if (!lifo || h == t || t.pinned) {
-      return h; // FIFO, an empty line, a line of one, or a newest entry that cannot be shed
+    if (!lifo || h == t) {
+      return h; // FIFO, an empty line, or a line of one
     }
     long now = System.nanoTime();
     if (now - emptySince < standingNanos) {
@@ -207,9 +207,12 @@ final class WaitingLine {
     }
     TaskEnvelope p = oldestPinned;
     if (p != null && now - p.joined >= standingNanos) {
-      return p; // pinned work behind sheddable entries is not starved by newer ones
+      // Pinned work behind sheddable entries is not starved by newer ones: checked before the
+      // newest entry's own pin, or a pinned newcomer would send it behind every entry LIFO
+      // passed over while it waited (review r7, F2).
+      return p;
     }
-    return t;
+    return t.pinned ? h : t; // a newest entry that cannot be shed does not barge in
   }
 
   /**

@@ -53,6 +53,11 @@ final class Worker extends TaskSlot implements Runnable {
   private static final int SHIELDED = 2;
   /** {@link #shield}: shielded, and a stop interrupt is owed when the shield lifts. */
   private static final int OWED = 3;
+  /**
+   * INTERRUPTING, and another interrupter asked meanwhile: the interrupt on its way may already
+   * have landed and been handled, so the delivering interrupter delivers one more (review r7, F1).
+   */
+  private static final int AGAIN = 4;
   /** {@link #first}: no first task, or it was claimed (by the worker, its failed start, shutdownNow). */
   private static final int NO_FIRST = 0;
   /** The factory is running: shutdownNow may still take the first task back. */
@@ -100,6 +105,7 @@ final class Worker extends TaskSlot implements Runnable {
    * thread runs (a blocking call there would throw at once); the interrupt is owed, not lost:
    * <pre>
    *   OPEN -> INTERRUPTING -> OPEN   an interrupter delivers it ({@link #interruptToStop})
+   *   INTERRUPTING -> AGAIN -> INTERRUPTING   another asks meanwhile: the first delivers again
    *   OPEN -> SHIELDED               the worker shields (waits out INTERRUPTING first)
    *   SHIELDED -> OWED               an interrupter leaves it to the worker
    *   SHIELDED|OWED -> OPEN          the worker lifts the shield, interrupting itself if OWED
@@ -201,22 +207,33 @@ final class Worker extends TaskSlot implements Runnable {
       int s = shield;
       if (s == OPEN) {
         if (SHIELD.compareAndSet(this, OPEN, INTERRUPTING)) {
-          try {
-            interrupt(t);
-          } finally {
-            shield = OPEN;
-          }
+          deliver(t);
           return;
         }
       } else if (s == SHIELDED) {
         if (SHIELD.compareAndSet(this, SHIELDED, OWED)) {
           return;
         }
-      } else if (s == OWED) {
-        return;
+      } else if (s == INTERRUPTING) {
+        // Not "one is enough": the interrupt on its way may have landed and been handled
+        // already; its interrupter delivers once more, and we need not wait for a slow one.
+        if (SHIELD.compareAndSet(this, INTERRUPTING, AGAIN)) {
+          return;
+        }
       } else {
-        return; // INTERRUPTING: another interrupter's interrupt is landing; one is enough
+        return; // OWED or AGAIN: an interrupt that follows our request is owed already
       }
+    }
+  }
+
+  /** Under INTERRUPTING: interrupts {@code t}, again for each request that came meanwhile. */
+  private void deliver(Thread t) {
+    for (;;) {
+      interrupt(t); // never throws
+      if (SHIELD.compareAndSet(this, INTERRUPTING, OPEN)) {
+        return;
+      }
+      shield = INTERRUPTING; // it was AGAIN, which only this interrupter leaves
     }
   }
 
@@ -235,8 +252,9 @@ final class Worker extends TaskSlot implements Runnable {
   static void interrupt(Thread t) {
     try {
       t.interrupt();
-    } catch (RuntimeException refused) {
-      // its task is not stopped early; everything else of shutdownNow goes on
+    } catch (Throwable refused) {
+      // Its task is not stopped early; everything else of shutdownNow goes on. Errors too (review
+      // r7, F6): one escaping here would lose the tasks shutdownNow took back from the line.
     }
   }
 
@@ -253,7 +271,7 @@ final class Worker extends TaskSlot implements Runnable {
       if (s == OPEN && SHIELD.compareAndSet(this, OPEN, SHIELDED)) {
         return Thread.interrupted() ? WAS_INTERRUPTED : CLEAR;
       }
-      Thread.onSpinWait(); // INTERRUPTING: let it land, then clear it with the rest
+      Thread.onSpinWait(); // INTERRUPTING or AGAIN: let it land, then clear it with the rest
     }
   }
 

@@ -8,7 +8,6 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AutoClose;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -38,14 +37,12 @@ class R7LifoTest {
   }
 
   /**
-   * FAULT: sheddable tasks (an hour's deadline each), then two callers blocked in {@code execute}
+   * Was a fault (review r7): sheddable tasks (an hour's deadline each), then two callers blocked in {@code execute}
    * (no line deadline: pinned). The line stands; the seat frees. The older caller has waited a
    * whole standing interval, so it must go first; since the newest entry (the younger caller) is
    * pinned too, the line serves FIFO and the older caller goes after all twenty tasks.
    */
   @Test
-  @Disabled("R7 fault F2: WaitingLine.next answers FIFO when the newest entry is pinned, skipping"
-      + " the oldest-pinned check")
   void guarantee4_theOldestPinnedEntryGoesFirstAlsoWhenTheNewestEntryIsPinned() {
     WorkerPool pool = fixture.pool("r7lifo", b -> b.capacity(1).maxIdle(HOUR).adaptiveLifo(true));
     PoolFixture.Gate gate = fixture.occupy(pool);

@@ -9,7 +9,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 import org.junit.jupiter.api.AutoClose;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -104,36 +103,30 @@ class R7ShieldTest {
   }
 
   /**
-   * FAULT: cancel(true) of a running task, then shutdownNow of its pool while the first
+   * Was a fault (review r7): cancel(true) of a running task, then shutdownNow of its pool while the first
    * interrupter is still inside the thread's interrupt(): shutdownNow's interrupt is dropped; the
    * task runs on as if the pool had never been stopped.
    */
   @Test
-  @Disabled("R7 fault F1: Worker.interruptToStop drops an interrupt that finds the shield"
-      + " INTERRUPTING after the earlier interrupt was already consumed")
   void guarantee9_shutdownNowsInterruptIsNeverLostBehindAnEarlierCancelInterrupt()
       throws Exception {
     secondInterruptReachesTheTask("r7cancel", p -> p, true);
   }
 
-  /** FAULT: the same with a subpool's shutdownNow first and the parent's second. */
+  /** Was a fault (review r7): the same with a subpool's shutdownNow first and the parent's second. */
   @Test
-  @Disabled("R7 fault F1: Worker.interruptToStop drops an interrupt that finds the shield"
-      + " INTERRUPTING after the earlier interrupt was already consumed")
   void guarantee9_aParentsShutdownNowIsNeverLostBehindItsSubpoolsShutdownNow() throws Exception {
     secondInterruptReachesTheTask("r7sub", p -> p.newSubpool("s", 1), false);
   }
 
   /**
-   * FAULT: r6's hostile-factory test with an {@link Error} from {@code interrupt()} instead of a
+   * Was a fault (review r7): r6's hostile-factory test with an {@link Error} from {@code interrupt()} instead of a
    * {@code SecurityException}: {@code Worker.interrupt(Thread)} catches only RuntimeException, so
    * the Error leaves {@code interruptAll} and shutdownNow throws it after it took the line's tasks
    * out (HANDED_BACK): the list that held them is lost, two accepted tasks neither run nor come
    * back.
    */
   @Test
-  @Disabled("R7 fault F6: Worker.interrupt(Thread) lets an Error from a hostile thread's"
-      + " interrupt() escape shutdownNow, losing the handed-back tasks")
   void guarantee4_shutdownNowHandsBackTheLineEvenIfAWorkersInterruptThrowsAnError()
       throws Exception {
     WorkerPool pool = fixture.pool("r7hostile", b -> b.capacity(1).maxIdle(HOUR)
