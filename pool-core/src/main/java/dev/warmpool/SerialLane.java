@@ -315,16 +315,16 @@ final class SerialLane
       seated = dispatch(Mode.ENQUEUE);
     } catch (RuntimeException rejected) {
       boolean withdrawn = takeBack(task);
-      scheduled = false;
-      if (!queue.isEmpty()) {
-        scheduleAdmitted(); // what arrived meanwhile was admitted work
+      if (!withdrawn) {
+        // Another dispatch of this lane, or close, took the task meanwhile: it was accepted after
+        // all, and nobody throws the rejection the line counted.
+        notRefused();
       }
+      scheduled = false;
+      redispatch(); // what arrived meanwhile was admitted work
       if (withdrawn) {
         throw rejected;
       }
-      // Another dispatch of this lane, or close, took the task meanwhile: it was accepted after
-      // all, and nobody throws the rejection the line counted.
-      notRefused();
       return;
     }
     if (seated) {
@@ -353,10 +353,14 @@ final class SerialLane
     try {
       scheduleAdmitted();
     } catch (RejectedExecutionException terminated) {
-      if (takeBack(task)) {
+      boolean own = takeBack(task);
+      if (!own) {
+        notRefused(); // as in admit
+      }
+      endLeftovers(); // what rode along can run nowhere now
+      if (own) {
         throw terminated;
       }
-      notRefused(); // as in admit
       return;
     }
     if (pool.isTerminated() && takeBack(task)) {
@@ -389,8 +393,35 @@ final class SerialLane
           return true;
         }
       }
+      if (mode == Mode.ADMITTED) {
+        return waitInLiveShard(all, first);
+      }
       a = all[first];
     }
+    return waitInLine(a, mode);
+  }
+
+  /**
+   * Admitted work of a sharded pool waits in the first shard whose line still takes it: shards
+   * shut down together but terminate one by one, and a terminated shard refuses what a sibling
+   * that still runs would take (review r7, F3). Refused only when every shard is terminated.
+   */
+  private boolean waitInLiveShard(Admission[] all, int first) {
+    for (int i = 0; ; i++) {
+      Admission a = all[(first + i) % all.length];
+      try {
+        return waitInLine(a, Mode.ADMITTED);
+      } catch (RejectedExecutionException terminated) {
+        if (i == all.length - 1) {
+          throw terminated;
+        }
+        a.accounting.notRejected(); // counted by the shard, thrown by no call: the next one takes it
+      }
+    }
+  }
+
+  /** The lane's entry joins {@code a}'s line (or takes a seat that came free meanwhile). */
+  private boolean waitInLine(Admission a, Mode mode) {
     TaskEnvelope e = (TaskEnvelope) PLACE.getAndSet(this, null);
     // An entry is reused only in the line of the shard it belongs to (its owner withdraws it).
     if (e == null || e.owner != a || !e.reset()) {
@@ -523,14 +554,31 @@ final class SerialLane
       if (!returned) {
         // The failure handler threw and this worker dies: the lane must not stall with it.
         scheduled = false;
-        if (!queue.isEmpty()) {
-          try {
-            scheduleAdmitted();
-          } catch (RejectedExecutionException terminated) {
-            // nothing can run them any more; shutdownNow or close will account for them
-          }
-        }
+        redispatch();
       }
+    }
+  }
+
+  /**
+   * Dispatches what is left in the queue. If the pool terminated meanwhile, nothing can run it:
+   * the refusal, which no call throws, is taken back, and each task ends as a closed lane's does
+   * (review r7, F4: it stayed in a queue nobody dispatched, and the refusal was counted).
+   */
+  private void redispatch() {
+    if (!queue.isEmpty()) {
+      try {
+        scheduleAdmitted();
+      } catch (RejectedExecutionException terminated) {
+        notRefused();
+        endLeftovers();
+      }
+    }
+  }
+
+  /** After a dispatch the terminated pool refused: every queued task ends unrun, withdrawn. */
+  private void endLeftovers() {
+    for (Runnable r; (r = queue.poll()) != null; ) {
+      discard(r);
     }
   }
 
@@ -656,13 +704,7 @@ final class SerialLane
    */
   private void unschedule() {
     scheduled = false;
-    if (!queue.isEmpty()) {
-      try {
-        scheduleAdmitted();
-      } catch (RejectedExecutionException terminated) {
-        // nothing can run them any more; shutdownNow or close account for them
-      }
-    }
+    redispatch();
   }
 
   /** The handle of a due delayed task in this lane's queue: cancelling takes it back out. */

@@ -111,8 +111,6 @@ class R7RaceStressTest {
    */
   @ParameterizedTest(name = "{0}")
   @ValueSource(strings = {"sharded"})
-  @org.junit.jupiter.api.Disabled("R7 fault F3/F4: a sharded pool's lane strands ride-along tasks"
-      + " (and counts a rejection nobody throws) when its admitted dispatch meets a terminated shard")
   void guarantee4and13_aShardedPoolsLaneStrandsNoTaskAndCountsNoUnthrownRejection(String where)
       throws Exception {
     stress(where);

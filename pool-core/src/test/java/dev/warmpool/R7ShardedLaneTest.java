@@ -10,7 +10,6 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AutoClose;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -103,12 +102,10 @@ class R7ShardedLaneTest {
   }
 
   /**
-   * FAULT: tasks accepted by a sharded pool's lane (their call returned normally) never run: the
+   * Was a fault (review r7): tasks accepted by a sharded pool's lane (their call returned normally) never run: the
    * lane's dispatch was refused by a terminated shard and nobody dispatches it again.
    */
   @Test
-  @Disabled("R7 fault F3: SerialLane.scheduleAdmitted's refusal strands the tasks that rode along;"
-      + " a sharded lane is refused by a terminated shard while a sibling still runs")
   void guarantee4_aShardedLanesAcceptedTasksRunWhenOneShardTerminatesFirst() throws Exception {
     List<String> bad = new ArrayList<>();
     for (int r = 0; r < 20; r++) {
@@ -171,12 +168,10 @@ class R7ShardedLaneTest {
   }
 
   /**
-   * FAULT: two accepted lane tasks never run, and a rejection nobody threw is counted, when the
+   * Was a fault (review r7): two accepted lane tasks never run, and a rejection nobody threw is counted, when the
    * lane's redispatch after a dying worker meets the terminated shard.
    */
   @Test
-  @Disabled("R7 fault F3/F4: SerialLane.runOne's redispatch is refused by a terminated shard:"
-      + " the queued tasks are stranded and the swallowed refusal is counted")
   void guarantee4and13_aShardedLanesRedispatchAfterADyingWorkerStrandsNothing() throws Exception {
     List<String> bad = new ArrayList<>();
     for (int extra = 0; extra < 2; extra++) {
