@@ -38,7 +38,7 @@ final class PoolScheduler implements Scheduler, Scannable {
   final WorkerPool pool;
   private final boolean owned;
   /** This scheduler's tasks, direct and of its workers: see {@link TaskGroup}. */
-  private final TaskGroup tasks = new TaskGroup(this, this::quiesced);
+  final TaskGroup tasks = new TaskGroup(this, this::quiesced);
   private final Sinks.Empty<Void> terminated = Sinks.empty();
   private volatile int quiesced;
   private volatile int watching;
@@ -115,7 +115,7 @@ final class PoolScheduler implements Scheduler, Scannable {
 
   @Override
   public Worker createWorker() {
-    return new PoolWorker(this, pool, tasks.newWorkerGroup());
+    return new PoolWorker(this);
   }
 
   /**

@@ -23,7 +23,7 @@ import reactor.util.context.Context;
 
 /**
  * One task of a scheduler or of one of its workers, immediate, delayed or periodic (the shape of
- * reactor-core's {@code WorkerTask}): it knows its container ({@link Disposable.Composite}), which
+ * reactor-core's {@code WorkerTask}): it knows its container ({@link TaskOwner}), which
  * it leaves exactly once when it ends, and the handle core gave it (an {@code enqueue} handle or a
  * timer future), not the scheduler or worker that made it.
  *
@@ -70,7 +70,7 @@ final class PoolTask extends FutureTask<Void>
    */
   private final Runnable source;
   private final Body body;
-  private final Disposable.Composite parent;
+  private final TaskOwner parent;
   /** Whether it waits on a timer (delayed or periodic). */
   final boolean timed;
   /** A periodic task's schedule, else null; its period in nanoseconds ({@code <= 0}: at once). */
@@ -106,7 +106,7 @@ final class PoolTask extends FutureTask<Void>
   }
 
   /** An immediate or a delayed task. */
-  PoolTask(Runnable source, Runnable decorated, Disposable.Composite parent, boolean timed) {
+  PoolTask(Runnable source, Runnable decorated, TaskOwner parent, boolean timed) {
     this(source, new Body(decorated), parent, timed, null, 0);
   }
 
@@ -114,13 +114,13 @@ final class PoolTask extends FutureTask<Void>
    * A periodic task of Reactor's {@code source} (passed through {@code onSchedule} here); put it on
    * its schedule with {@code submit(() -> t.arm(initialDelay))}.
    */
-  PoolTask(Runnable source, Disposable.Composite parent, long period, TimeUnit unit,
+  PoolTask(Runnable source, TaskOwner parent, long period, TimeUnit unit,
       Periodic atFixedRate, Periodic withFixedDelay) {
     this(source, new Body(Schedulers.onSchedule(source)), parent, true,
         period > 0 ? atFixedRate : withFixedDelay, unit.toNanos(period));
   }
 
-  private PoolTask(Runnable source, Body body, Disposable.Composite parent, boolean timed,
+  private PoolTask(Runnable source, Body body, TaskOwner parent, boolean timed,
       Periodic periodic, long period) {
     super(body);
     this.source = source;
@@ -162,7 +162,7 @@ final class PoolTask extends FutureTask<Void>
 
   @Override
   public void run() {
-    if (parent.isDisposed()) {
+    if (parent.stopsTasks()) {
       cancel(false); // its scheduler or worker was disposed: a task that has not started never does
       return;
     }
@@ -254,7 +254,7 @@ final class PoolTask extends FutureTask<Void>
 
   private void end() {
     if (ENDED.compareAndSet(this, 0, 1)) {
-      parent.remove(this);
+      parent.ended(this);
     }
   }
 

@@ -9,11 +9,11 @@ import reactor.core.Disposable;
 import reactor.core.Exceptions;
 
 /**
- * The container a {@link PoolTask} knows (Reactor's {@link Disposable.Composite}): a scheduler's
- * group (the root) or one worker's ({@link WorkerGroup}). A task is accepted into its group before
+ * The group a {@link PoolTask} knows ({@link TaskOwner}): a scheduler's group (the root, this
+ * class) or one worker, which is the group of its own tasks ({@link PoolWorker}). A task is accepted into its group before
  * it is handed to core and removes itself exactly once, when it ends. Each task is a member of
  * exactly one group (its own); the root counts every task of the scheduler and holds its direct
- * tasks and the groups of its live workers, so that its sweep reaches every task.
+ * tasks and its live workers, so that its sweep reaches every task.
  *
  * <ul>
  *   <li>Root: counts every accepted task. {@code GRACEFUL} refuses new tasks and cancels the
@@ -22,20 +22,20 @@ import reactor.core.Exceptions;
  *       timer), and a task that has not started never starts ({@link #isDisposed()}). Running
  *       tasks are not interrupted. When the count reaches zero outside {@code OPEN},
  *       {@code onQuiet} runs.</li>
- *   <li>A worker's ({@link WorkerGroup}): holds all its tasks ({@code size()} is the worker's
+ *   <li>A worker's ({@link PoolWorker}): holds all its tasks ({@code size()} is the worker's
  *       {@code BUFFERED}); {@code dispose()} refuses new tasks, disposes each one (pending ones
  *       never run, a running one is interrupted) and leaves the root.</li>
  * </ul>
  * A submitter counts and publishes the task first and reads the state second; a closer writes the
  * state first and sweeps second: either the task is refused or the sweep (and the count) sees it.
- * A worker's group joins the root before any task can be accepted into it, so the root's sweep,
+ * A worker joins the root before any task can be accepted into it, so the root's sweep,
  * which reads the root's state before the worker's members, sees the worker's tasks.
  *
- * <p><b>Footprint.</b> The root takes tasks from every thread: a concurrent set. A worker's group is
- * a separate, smaller class holding its tasks in the compact {@link MemberSet} it is, as a Reactor
- * worker is used by one thread at a time and idle workers may be many (issue 33).
+ * <p><b>Footprint.</b> The root takes tasks from every thread: a concurrent set. A worker holds
+ * its tasks in the compact {@link MemberSet} it is (no object of its own), as a Reactor worker is
+ * used by one thread at a time and idle workers may be many (issue 33).
  */
-final class TaskGroup implements Disposable.Composite {
+final class TaskGroup implements Disposable.Composite, TaskOwner {
   static final int OPEN = 0;
   static final int GRACEFUL = 1;
   static final int DISPOSED = 2;
@@ -48,7 +48,7 @@ final class TaskGroup implements Disposable.Composite {
   /** The root's owner, named in its rejections. */
   private final Object owner;
   private final Runnable onQuiet;
-  /** Direct tasks and the groups of live workers. */
+  /** Direct tasks and the live workers (each the group of its tasks). */
   private final Set<Disposable> members = ConcurrentHashMap.newKeySet();
   /** Accepted tasks not yet ended, direct and of the workers. */
   private volatile long count;
@@ -60,16 +60,14 @@ final class TaskGroup implements Disposable.Composite {
     this.onQuiet = onQuiet;
   }
 
-  /** A worker's group, joined to this root until it is disposed. */
-  WorkerGroup newWorkerGroup() {
-    WorkerGroup g = new WorkerGroup(this);
-    members.add(g);
-    return g;
+  /** A new worker, joined to this root until it is disposed. */
+  void join(PoolWorker w) {
+    members.add(w);
   }
 
-  /** A worker's group was disposed: its tasks are ended or end by themselves. */
-  void leave(WorkerGroup g) {
-    members.remove(g);
+  /** A worker was disposed: its tasks are ended or end by themselves. */
+  void leave(PoolWorker w) {
+    members.remove(w);
   }
 
   /**
@@ -98,7 +96,7 @@ final class TaskGroup implements Disposable.Composite {
     }
   }
 
-  /** Counts a task accepted into a worker's group. */
+  /** Counts a task accepted by a worker. */
   void counted() {
     COUNT.incrementAndGet(this);
   }
@@ -136,7 +134,7 @@ final class TaskGroup implements Disposable.Composite {
     for (int s; (s = state) < to; ) {
       if (STATE.compareAndSet(this, s, to)) {
         for (Disposable d : members) {
-          if (d instanceof WorkerGroup worker) {
+          if (d instanceof PoolWorker worker) {
             for (Object t : worker.snapshot()) {
               stop((PoolTask) t, to);
             }
@@ -165,7 +163,7 @@ final class TaskGroup implements Disposable.Composite {
   /** The root, once its pool terminated: refuses every task that never ran (see PoolTask). */
   void refuseHandedBack(String pool) {
     for (Disposable d : members) {
-      if (d instanceof WorkerGroup worker) {
+      if (d instanceof PoolWorker worker) {
         for (Object t : worker.snapshot()) {
           ((PoolTask) t).handedBack(pool);
         }
@@ -179,6 +177,17 @@ final class TaskGroup implements Disposable.Composite {
   @Override
   public boolean isDisposed() {
     return state == DISPOSED;
+  }
+
+  @Override
+  public boolean stopsTasks() {
+    return state == DISPOSED;
+  }
+
+  /** A direct task ended (called once per accepted task, by the task). */
+  @Override
+  public void ended(PoolTask t) {
+    remove(t);
   }
 
   /** Whether the scheduler still accepts tasks. */
