@@ -47,12 +47,17 @@ import java.util.concurrent.TimeUnit;
  * very moment of {@code shutdownNow} may still run its queued tasks: they were taken with the
  * carrier, as a plain task taken by a worker runs.
  *
- * <p><b>Closing.</b> {@link #close()} cancels the queued tasks and, with nothing left, cancels the
- * lane's entry (its one place in the pool), so a closed lane holds no place under
- * {@code maxWaiting}; a carrier already started by a worker just finds the queue empty.
+ * <p><b>Closing.</b> {@link #close()} cancels the queued tasks and every pending timer of the lane
+ * (due or not) and, with nothing left, cancels the lane's entry (its one place in the pool), so a
+ * closed lane holds no place under {@code maxWaiting}; a carrier already started by a worker just
+ * finds the queue empty.
+ *
+ * <p><b>Footprint</b> (issue 33: a Reactor or RxJava worker is a lane, and idle workers holding a
+ * timer may be many). The lane is its own timer set ({@link MemberSet}), and its queue is made by
+ * the first task offered to it, so a lane that only holds timers costs its own fields.
  */
-final class SerialLane
-    implements SerialExecutor, Worker.Draining, DelayedTask.Owner, TaskEnvelope.Owner {
+final class SerialLane extends MemberSet
+    implements SerialExecutor, Worker.Draining, DelayedTask.Lane, TaskEnvelope.Owner {
   /** Tasks a lane runs before yielding its worker, if others wait in line. */
   static final int BUDGET = 128;
 
@@ -101,14 +106,20 @@ final class SerialLane
     boolean hasWaiters();
   }
 
-  private static final VarHandle TIMERS;
+  /**
+   * The queue of a lane that never had a task: read as empty, never offered to (only
+   * {@link #queue()} offers, and makes the lane's own queue first).
+   */
+  private static final ConcurrentLinkedQueue<Runnable> NO_TASKS = new ConcurrentLinkedQueue<>();
+
+  private static final VarHandle QUEUE;
   private static final VarHandle PLACE;
   private static final VarHandle SCHEDULED;
 
   static {
     try {
       MethodHandles.Lookup l = MethodHandles.lookup();
-      TIMERS = l.findVarHandle(SerialLane.class, "timers", Timers.class);
+      QUEUE = l.findVarHandle(SerialLane.class, "queue", ConcurrentLinkedQueue.class);
       PLACE = l.findVarHandle(SerialLane.class, "place", TaskEnvelope.class);
       SCHEDULED = l.findVarHandle(SerialLane.class, "scheduled", boolean.class);
     } catch (ReflectiveOperationException e) {
@@ -131,7 +142,12 @@ final class SerialLane
    */
   private volatile Admission lineOf;
   private final Accounting accounting;
-  private final ConcurrentLinkedQueue<Runnable> queue = new ConcurrentLinkedQueue<>();
+  /**
+   * The lane's tasks in order; {@link #NO_TASKS} until its first task is offered ({@link #queue()}):
+   * a lane that only holds timers needs none until one is due (idle lanes with a pending timer may
+   * be many, issue 33). Set once; volatile, since every publish-then-check on the queue reads it.
+   */
+  private volatile ConcurrentLinkedQueue<Runnable> queue = NO_TASKS;
   /** Whether the lane is dispatched (see the class notes); through SCHEDULED, no box per lane. */
   private volatile boolean scheduled;
   /**
@@ -150,8 +166,6 @@ final class SerialLane
    */
   @SuppressWarnings("unused") // through PLACE
   private volatile TaskEnvelope place;
-  /** Pending delayed tasks, for close(); made on first use, since most lanes never schedule. */
-  private volatile Timers timers;
   /**
    * Whether the lane, one unit, was admitted: it got a seat, or admitted work entered it. Only ever
    * set (false to true); set under the line's lock while an entry of a first dispatch may wait
@@ -197,7 +211,7 @@ final class SerialLane
   /** Appends an accepted task: the lane's first dispatch in the caller's mode, or admitted work. */
   private void offer(Runnable task) {
     if (!admitted) {
-      synchronized (queue) { // the first dispatch's lock (no object of its own)
+      synchronized (queue()) { // the first dispatch's lock (no object of its own)
         if (!admitted) {
           admit(task);
           refuseIfClosed(task);
@@ -291,7 +305,7 @@ final class SerialLane
 
   /** Under the first-dispatch lock: the lane's first dispatch, in the caller's mode. */
   private void admit(Runnable task) {
-    queue.offer(task);
+    queue().offer(task);
     accounting.accepted(); // before the hand-off: no snapshot shows it completed first
     while (!SCHEDULED.compareAndSet(this, false, true)) {
       // The lane is dispatched already (its entry waits for the first seat, or a carrier or a due
@@ -348,7 +362,7 @@ final class SerialLane
 
   /** Admitted work: queue it and make sure the lane is dispatched. */
   private void enter(Runnable task) {
-    queue.offer(task);
+    queue().offer(task);
     accounting.accepted();
     try {
       scheduleAdmitted();
@@ -543,8 +557,7 @@ final class SerialLane
     Objects.requireNonNull(unit, "unit must not be null");
     checkOpen();
     // Not an admission: the task takes no thread until it is due, and is admitted work then.
-    return startTimer(new DelayedTask<Void>(pool.decorate(task, false), 0, this, pool.timers,
-        timers()),
+    return startTimer(new DelayedTask<Void>(pool.decorate(task, false), 0, this, pool.timers),
         delay <= 0 ? 0 : unit.toNanos(delay));
   }
 
@@ -566,7 +579,7 @@ final class SerialLane
     long signedPeriod = DelayedTask.checkPeriodic(task, period, unit, what, sign);
     checkOpen();
     return startTimer(new DelayedTask<Void>(pool.decorate(task, false), signedPeriod, this,
-        pool.timers, timers()),
+        pool.timers),
         initialDelay <= 0 ? 0 : unit.toNanos(initialDelay));
   }
 
@@ -581,24 +594,36 @@ final class SerialLane
     return started;
   }
 
-  private Timers timers() {
-    Timers t = timers;
-    if (t == null) {
-      // Not under the first-dispatch lock: a first dispatch may hold it as long as a thread factory
-      // blocks.
-      Timers made = Timers.ofLane();
-      t = TIMERS.compareAndSet(this, null, made) ? made : timers;
-      if (closed) {
-        t.close(); // publish, then check: a close that found no timers to close
-      }
+  /** The lane's own queue, made by the first task offered to it; the one place that makes it. */
+  private ConcurrentLinkedQueue<Runnable> queue() {
+    ConcurrentLinkedQueue<Runnable> q = queue;
+    if (q == NO_TASKS) {
+      ConcurrentLinkedQueue<Runnable> made = new ConcurrentLinkedQueue<>();
+      q = QUEUE.compareAndSet(this, NO_TASKS, made) ? made : queue;
     }
-    return t;
+    return q;
+  }
+
+  /**
+   * A pending timer of this lane: kept in the lane's own set (it is one, no object per lane) until
+   * it is done, so that {@link #close} cancels it. Its lock is the lane's, which only this set
+   * takes (the first-dispatch lock is the queue's): a schedule never waits for a first dispatch,
+   * which may hold its lock as long as a thread factory blocks. The timer registers, then reads
+   * {@code closed}; close sets it, then cancels every registered timer (publish, then check).
+   */
+  @Override
+  public void register(DelayedTask<?> task) {
+    addMember(task);
+  }
+
+  @Override
+  public void forget(DelayedTask<?> task) {
+    removeMember(task);
   }
 
   /** Timers of this lane not yet done; for tests. */
   int pendingTimers() {
-    Timers t = timers;
-    return t == null ? 0 : t.size();
+    return memberCount();
   }
 
   @Override
@@ -612,9 +637,8 @@ final class SerialLane
       return;
     }
     closed = true;
-    Timers t = timers;
-    if (t != null) {
-      t.close();
+    for (Object t : snapshot()) { // outside the lock: a cancelled timer forgets itself
+      ((DelayedTask<?>) t).cancel(false); // due or not: a pending task of the lane
     }
     for (Runnable r; (r = queue.poll()) != null; ) {
       discard(r); // cancelled: it never ran and no longer counts as accepted
