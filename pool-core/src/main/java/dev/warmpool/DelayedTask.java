@@ -104,6 +104,9 @@ final class DelayedTask<V> extends FutureTask<V>
    * from then, so its wait is measured from there, not from the schedule call.
    */
   private volatile long dueAt;
+  /** Its links in its pool's timers ({@link Timers}, under that lock). */
+  private Timers.Timer prevTimer;
+  private Timers.Timer nextTimer;
 
   /**
    * The task's entry on the shared timer and the callable its future runs: one object for both,
@@ -357,6 +360,22 @@ final class DelayedTask<V> extends FutureTask<V>
         d.cancel(false);
       }
     }
+  }
+
+  @Override
+  public Timers.Timer prevTimer() {
+    return prevTimer;
+  }
+
+  @Override
+  public Timers.Timer nextTimer() {
+    return nextTimer;
+  }
+
+  @Override
+  public void linkTimer(Timers.Timer prev, Timers.Timer next) {
+    prevTimer = prev;
+    nextTimer = next;
   }
 
   /** Closing an owner: cancels the task if it is not due (a due task is accepted work). */

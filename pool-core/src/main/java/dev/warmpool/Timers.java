@@ -1,7 +1,5 @@
 package dev.warmpool;
 
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 
 /**
@@ -27,13 +25,22 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
  * ({@code onQuiet}).
  */
 final class Timers {
-  /** A pending timer as its owner sees it ({@link DelayedTask}). */
+  /**
+   * A pending timer as its owner sees it ({@link DelayedTask}). It carries its own links in the
+   * owner's list, read and written only by {@link Timers} under its lock.
+   */
   interface Timer {
     /** Cancels the timer if it is not yet due; a due timer is an accepted task and is left alone. */
     void cancelIfPending();
 
     /** Cancels the timer whatever its phase (a run in progress finishes, and is the last). */
     boolean cancel(boolean mayInterruptIfRunning);
+
+    Timer prevTimer();
+
+    Timer nextTimer();
+
+    void linkTimer(Timer prev, Timer next);
   }
 
   private static final int CLOSED = 1 << 30;
@@ -43,8 +50,15 @@ final class Timers {
   private static final AtomicIntegerFieldUpdater<Timers> STATE =
       AtomicIntegerFieldUpdater.newUpdater(Timers.class, "state");
 
-  /** Registered from every thread: a concurrent set. */
-  private final Set<Timer> shared = ConcurrentHashMap.newKeySet();
+  /**
+   * The registered timers, oldest first: a list through the timers' own links, under this
+   * object's lock (a pool may hold a hundred thousand idle timers, issue 33: a concurrent set's
+   * node and table slot cost about 42 bytes each, the links 8). Registering and forgetting are a few
+   * stores under the lock, as short as the shared timer's own.
+   */
+  private Timer head;
+  private Timer tail;
+  private int count;
   /** CLOSED and SWEPT bits, and the number of fires in flight. */
   private volatile int state;
   /** Told when the timers become quiet after a close (the owner may terminate); set once, at wiring. */
@@ -57,12 +71,50 @@ final class Timers {
 
   /** Publishes the timer; then the caller checks {@link #isClosed}. */
   void register(Timer t) {
-    shared.add(t);
+    synchronized (this) {
+      Timer last = tail;
+      t.linkTimer(last, null);
+      if (last == null) {
+        head = t;
+      } else {
+        last.linkTimer(last.prevTimer(), t);
+      }
+      tail = t;
+      count++;
+    }
   }
 
   /** The timer is done (ran its last run, or was cancelled). */
   void forget(Timer t) {
-    shared.remove(t);
+    synchronized (this) {
+      Timer prev = t.prevTimer();
+      Timer next = t.nextTimer();
+      if (prev == null ? head != t : prev.nextTimer() != t) {
+        return; // not registered, or forgotten before
+      }
+      if (prev == null) {
+        head = next;
+      } else {
+        prev.linkTimer(prev.prevTimer(), next);
+      }
+      if (next == null) {
+        tail = prev;
+      } else {
+        next.linkTimer(prev, next.nextTimer());
+      }
+      t.linkTimer(null, null);
+      count--;
+    }
+  }
+
+  /** The registered timers now, oldest first. */
+  private synchronized Timer[] snapshot() {
+    Timer[] out = new Timer[count];
+    int i = 0;
+    for (Timer t = head; t != null; t = t.nextTimer()) {
+      out[i++] = t;
+    }
+    return out;
   }
 
   boolean isClosed() {
@@ -106,7 +158,7 @@ final class Timers {
         return; // closed before: that close sweeps
       }
     } while (!STATE.compareAndSet(this, s, s | CLOSED));
-    for (Timer t : shared) {
+    for (Timer t : snapshot()) { // outside the lock: a cancel forgets its timer
       t.cancelIfPending();
     }
     // Let the fires that began before the close finish their hand-off (a few instructions on the
@@ -127,6 +179,8 @@ final class Timers {
 
   /** Timers pending; for tests. */
   int size() {
-    return shared.size();
+    synchronized (this) {
+      return count;
+    }
   }
 }
