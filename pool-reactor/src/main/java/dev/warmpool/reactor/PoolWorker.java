@@ -22,7 +22,7 @@ import reactor.core.scheduler.Schedulers;
  * {@link MemberSet} it is (see {@link TaskGroup}, the scheduler's root, which holds the live
  * workers): {@code BUFFERED} is their count. A submitter counts and publishes the task first and
  * reads the states second; a dispose writes the state first and sweeps second: either the task is
- * refused or the sweep sees it. An idle worker holding one timer costs its header, five fields and
+ * refused or the sweep sees it. An idle worker holding one timer costs its header, seven fields and
  * the lane (issue 33: idle workers may be many).
  */
 final class PoolWorker extends MemberSet implements Scheduler.Worker, Scannable, TaskOwner {
@@ -33,6 +33,9 @@ final class PoolWorker extends MemberSet implements Scheduler.Worker, Scannable,
   private final SerialExecutor lane;
   /** {@link TaskGroup#OPEN} or {@link TaskGroup#DISPOSED}. */
   private volatile int state;
+  /** Its links among its scheduler's live workers ({@link TaskGroup}, under the root's lock). */
+  PoolWorker prev;
+  PoolWorker next;
 
   /** A new worker of {@code parent}, joined to its root before any task can be accepted. */
   PoolWorker(PoolScheduler parent) {

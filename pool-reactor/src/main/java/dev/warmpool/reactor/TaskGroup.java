@@ -1,5 +1,7 @@
 package dev.warmpool.reactor;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
@@ -48,8 +50,15 @@ final class TaskGroup implements Disposable.Composite, TaskOwner {
   /** The root's owner, named in its rejections. */
   private final Object owner;
   private final Runnable onQuiet;
-  /** Direct tasks and the live workers (each the group of its tasks). */
+  /** Direct tasks (taken and left from every thread: a concurrent set). */
   private final Set<Disposable> members = ConcurrentHashMap.newKeySet();
+  /**
+   * The live workers, each the group of its tasks: a list through the workers' own links
+   * ({@link PoolWorker#prev}, {@link PoolWorker#next}), under this object's lock. Idle workers may
+   * be many (issue 33): a concurrent set's node and table slot cost about 42 bytes each, the links
+   * 8; joining and leaving are a few stores under the lock.
+   */
+  private PoolWorker workers;
   /** Accepted tasks not yet ended, direct and of the workers. */
   private volatile long count;
   private volatile int state;
@@ -62,12 +71,44 @@ final class TaskGroup implements Disposable.Composite, TaskOwner {
 
   /** A new worker, joined to this root until it is disposed. */
   void join(PoolWorker w) {
-    members.add(w);
+    synchronized (this) {
+      PoolWorker first = workers;
+      w.next = first;
+      if (first != null) {
+        first.prev = w;
+      }
+      workers = w;
+    }
   }
 
-  /** A worker was disposed: its tasks are ended or end by themselves. */
+  /** A worker was disposed (once): its tasks are ended or end by themselves. */
   void leave(PoolWorker w) {
-    members.remove(w);
+    synchronized (this) {
+      PoolWorker prev = w.prev;
+      PoolWorker next = w.next;
+      if (prev == null) {
+        if (workers != w) {
+          return; // not joined
+        }
+        workers = next;
+      } else {
+        prev.next = next;
+      }
+      if (next != null) {
+        next.prev = prev;
+      }
+      w.prev = null;
+      w.next = null;
+    }
+  }
+
+  /** The live workers now; swept outside the lock (a disposed task may end its worker's part). */
+  synchronized List<PoolWorker> workers() {
+    List<PoolWorker> out = new ArrayList<>();
+    for (PoolWorker w = workers; w != null; w = w.next) {
+      out.add(w);
+    }
+    return out;
   }
 
   /**
@@ -134,12 +175,11 @@ final class TaskGroup implements Disposable.Composite, TaskOwner {
     for (int s; (s = state) < to; ) {
       if (STATE.compareAndSet(this, s, to)) {
         for (Disposable d : members) {
-          if (d instanceof PoolWorker worker) {
-            for (Object t : worker.snapshot()) {
-              stop((PoolTask) t, to);
-            }
-          } else {
-            stop((PoolTask) d, to);
+          stop((PoolTask) d, to);
+        }
+        for (PoolWorker worker : workers()) {
+          for (Object t : worker.snapshot()) {
+            stop((PoolTask) t, to);
           }
         }
         return true;
@@ -163,12 +203,11 @@ final class TaskGroup implements Disposable.Composite, TaskOwner {
   /** The root, once its pool terminated: refuses every task that never ran (see PoolTask). */
   void refuseHandedBack(String pool) {
     for (Disposable d : members) {
-      if (d instanceof PoolWorker worker) {
-        for (Object t : worker.snapshot()) {
-          ((PoolTask) t).handedBack(pool);
-        }
-      } else {
-        ((PoolTask) d).handedBack(pool);
+      ((PoolTask) d).handedBack(pool);
+    }
+    for (PoolWorker worker : workers()) {
+      for (Object t : worker.snapshot()) {
+        ((PoolTask) t).handedBack(pool);
       }
     }
   }

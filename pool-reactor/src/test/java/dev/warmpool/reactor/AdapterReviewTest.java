@@ -922,7 +922,9 @@ class AdapterReviewTest {
     }
     Field f = TaskGroup.class.getDeclaredField("members");
     f.setAccessible(true);
-    return (Set<Object>) f.get(group);
+    Set<Object> all = new java.util.HashSet<>((Set<Object>) f.get(group)); // direct tasks
+    all.addAll(((TaskGroup) group).workers()); // and the live workers
+    return all;
   }
 
   private static Object groupOf(Object owner, Class<?> type) throws ReflectiveOperationException {
