@@ -133,15 +133,12 @@ final class SerialLane extends MemberSet
    * rejections named. Its seat is taken there too, unless {@link #shards} is set.
    */
   private final Admission admission;
-  /** A sharded pool's shards, where the lane looks for a seat at each activation; else null. */
-  private final Shards shards;
   /**
    * The admission whose line the lane's entry last joined (its own pool's, unless sharded):
    * whose lock makes the lane's admission atomic against that entry's expiry. Written before the
    * entry joins that line.
    */
   private volatile Admission lineOf;
-  private final Accounting accounting;
   /**
    * The lane's tasks in order; {@link #NO_TASKS} until its first task is offered ({@link #queue()}):
    * a lane that only holds timers needs none until one is due (idle lanes with a pending timer may
@@ -179,17 +176,14 @@ final class SerialLane extends MemberSet
   private Admission refusedIn;
   private volatile boolean closed;
 
+  /**
+   * A lane of {@code pool}, counted in {@code admission}: the pool's own, or for a sharded pool
+   * (whose lanes take their seats in any shard) the home shard's.
+   */
   SerialLane(AbstractWorkerPool pool, Admission admission) {
-    this(pool, admission, null);
-  }
-
-  /** A lane of a sharded pool, counted in its home shard {@code admission}. */
-  SerialLane(AbstractWorkerPool pool, Admission admission, Shards shards) {
     this.pool = pool;
     this.admission = admission;
-    this.shards = shards;
     this.lineOf = admission;
-    this.accounting = admission.accounting;
   }
 
   @Override
@@ -278,12 +272,13 @@ final class SerialLane extends MemberSet
     for (Runnable t; (t = queue.poll()) != null; ) {
       // Counted in the lane's own pool (a sharded pool's lane: its home shard, whichever shard's line
       // it waited in), before a handle can read EXPIRED (see Accounting.notExpired).
-      accounting.expired();
+      admission.accounting.expired();
       if (!(t instanceof LaneTask l) || l.transition(TaskEnvelope.QUEUED, TaskEnvelope.EXPIRED)) {
-        accounting.withdrawn();
+        admission.accounting.withdrawn();
         tasks.add(t);
       } else {
-        accounting.notExpired(); // withdrawn by its handle meanwhile, and counted by its cancel
+        // withdrawn by its handle meanwhile, and counted by its cancel
+        admission.accounting.notExpired();
       }
     }
     scheduled = false;
@@ -306,7 +301,7 @@ final class SerialLane extends MemberSet
   /** Under the first-dispatch lock: the lane's first dispatch, in the caller's mode. */
   private void admit(Runnable task) {
     queue().offer(task);
-    accounting.accepted(); // before the hand-off: no snapshot shows it completed first
+    admission.accounting.accepted(); // before the hand-off: no snapshot shows it completed first
     while (!SCHEDULED.compareAndSet(this, false, true)) {
       // The lane is dispatched already (its entry waits for the first seat, or a carrier or a due
       // timer holds it): this task rides along. Checked under the line's lock against an expiry,
@@ -356,14 +351,14 @@ final class SerialLane extends MemberSet
         || task instanceof LaneTask l && !l.transition(TaskEnvelope.QUEUED, TaskEnvelope.CLOSED)) {
       return false;
     }
-    accounting.withdrawn();
+    admission.accounting.withdrawn();
     return true;
   }
 
   /** Admitted work: queue it and make sure the lane is dispatched. */
   private void enter(Runnable task) {
     queue().offer(task);
-    accounting.accepted();
+    admission.accounting.accepted();
     try {
       scheduleAdmitted();
     } catch (RejectedExecutionException terminated) {
@@ -389,6 +384,7 @@ final class SerialLane extends MemberSet
    */
   private boolean dispatch(Mode mode) {
     Admission a = admission;
+    Shards shards = shards();
     if (shards == null) {
       if (a.tryPlacePlain(KIND, this, mode)) {
         return true; // a free seat: queued for a worker as a plain task, no entry needed
@@ -521,7 +517,7 @@ final class SerialLane extends MemberSet
         } else {
           runOne(t, w);
         }
-        if (++ran >= BUDGET && (shards != null ? shards.hasWaiters() : admission.hasWaiters())) {
+        if (++ran >= BUDGET && hasWaiters()) {
           dispatch(Mode.ADMITTED); // yield the worker: rejoin the end of the line (a new entry)
           return;
         }
@@ -531,10 +527,24 @@ final class SerialLane extends MemberSet
     }
   }
 
+  /** Whether work waits in line where this lane takes its seats (its pool's, or any shard's). */
+  private boolean hasWaiters() {
+    Shards shards = shards();
+    return shards != null ? shards.hasWaiters() : admission.hasWaiters();
+  }
+
+  /**
+   * A sharded pool's shards, where the lane looks for a seat at each activation; else null. Read
+   * from the pool, not kept per lane (idle lanes may be many, issue 33).
+   */
+  private Shards shards() {
+    return pool instanceof ShardedPool sharded ? sharded.laneShards() : null;
+  }
+
   private void runOne(Runnable t, Worker w) {
     boolean returned = false;
     try {
-      accounting.run(t, w);
+      admission.accounting.run(t, w);
       returned = true;
     } finally {
       if (!returned) {
@@ -651,7 +661,7 @@ final class SerialLane extends MemberSet
     if (t instanceof LaneTask l && !l.transition(TaskEnvelope.QUEUED, TaskEnvelope.CLOSED)) {
       return; // withdrawn by its handle, which counted it
     }
-    accounting.withdrawn();
+    admission.accounting.withdrawn();
     if (t instanceof Future<?> f) {
       f.cancel(false);
     }
@@ -707,7 +717,7 @@ final class SerialLane extends MemberSet
         return false; // it started, or close or shutdownNow took it
       }
       cancelled = true;
-      accounting.withdrawn();
+      admission.accounting.withdrawn();
       if (queue.isEmpty()) {
         leaveLine(); // the lane's only pending task: its place in line goes too
       }
@@ -766,7 +776,7 @@ final class SerialLane extends MemberSet
   /** A lane task was cancelled by its handle: it leaves the queue and the counts. */
   @Override
   public void withdrawnQueued(TaskEnvelope e) {
-    accounting.withdrawn();
+    admission.accounting.withdrawn();
     if (queue.remove(e) && queue.isEmpty()) {
       leaveLine(); // the lane's last pending task: its place in line goes too
     }

@@ -53,8 +53,8 @@ final class Timers {
   /**
    * The registered timers, oldest first: a list through the timers' own links, under this
    * object's lock (a pool may hold a hundred thousand idle timers, issue 33: a concurrent set's
-   * node and table slot cost about 42 bytes each, the links 8). Registering and forgetting are a few
-   * stores under the lock, as short as the shared timer's own.
+   * node and table slot cost about 42 bytes each, the links 8). Registering and forgetting are a
+   * few stores under the lock, as short as the shared timer's own.
    */
   private Timer head;
   private Timer tail;
