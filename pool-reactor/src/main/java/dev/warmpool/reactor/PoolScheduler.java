@@ -58,7 +58,7 @@ final class PoolScheduler implements Scheduler, Scannable {
   @Override
   public Disposable schedule(Runnable task) {
     Runnable source = Objects.requireNonNull(task, "task must not be null");
-    PoolTask t = new PoolTask(source, Schedulers.onSchedule(source), tasks, false);
+    PoolTask t = new PoolTask(source, Schedulers.onSchedule(source), tasks);
     watchPool();
     tasks.accept(t);
     return t.submit(() -> pool.enqueue(t)); // in blocking mode it may wait in line, never blocks
@@ -97,7 +97,7 @@ final class PoolScheduler implements Scheduler, Scannable {
   public Disposable schedule(Runnable task, long delay, TimeUnit unit) {
     Objects.requireNonNull(unit, "unit must not be null");
     Runnable source = Objects.requireNonNull(task, "task must not be null");
-    PoolTask t = new PoolTask(source, Schedulers.onSchedule(source), tasks, true);
+    PoolTask t = new PoolTask(source, Schedulers.onSchedule(source), tasks);
     watchPool(); // a due timer is accepted work: shutdownNow may hand it back
     tasks.accept(t);
     return t.submit(() -> pool.schedule(t, delay, unit));

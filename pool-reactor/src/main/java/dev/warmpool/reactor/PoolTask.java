@@ -61,37 +61,40 @@ final class PoolTask extends FutureTask<Void>
     Future<?> schedule(Runnable task, long initialDelay, long period, TimeUnit unit);
   }
 
-  private static final AtomicIntegerFieldUpdater<PoolTask> ENDED =
-      AtomicIntegerFieldUpdater.newUpdater(PoolTask.class, "ended");
+  private static final AtomicIntegerFieldUpdater<PoolTask> BITS =
+      AtomicIntegerFieldUpdater.newUpdater(PoolTask.class, "bits");
+  /** In {@link #bits}: set before a {@code cancel(true)}; the run clears the interrupt it meant. */
+  private static final int INTERRUPT = 1;
+  /** In {@link #bits}: the task ended and left its group (once). */
+  private static final int ENDED = 2;
 
   /**
-   * The runnable as Reactor's operator gave it (before {@code onSchedule}): told of an expiry or of
-   * a timer the pool cancelled.
+   * The user's runnable, as Reactor gave it and as decorated, and a periodic task's schedule: kept
+   * in the callable FutureTask needs anyway (idle tasks may be many, issue 33).
    */
-  private final Runnable source;
   private final Body body;
   private final TaskOwner parent;
-  /** Whether it waits on a timer (delayed or periodic). */
-  final boolean timed;
-  /** A periodic task's schedule, else null; its period in nanoseconds ({@code <= 0}: at once). */
-  private final Periodic periodic;
-  private final long period;
 
   /** The thread in {@link #run}, else null. */
   private volatile Thread thread;
   /** Core's handle: a {@link TaskHandle} or a timer's {@link Future}; null until bound. */
   private volatile Object handle;
-  /** Set before a {@code cancel(true)}: the run clears the interrupt meant for it. */
-  private volatile boolean interrupt;
-  private volatile int ended;
+  /** {@link #INTERRUPT} and {@link #ENDED}. */
+  private volatile int bits;
 
-  /** The user's runnable as {@code onSchedule} decorated it; keeps a run's failure for rethrow. */
-  private static final class Body implements Callable<Void> {
+  /**
+   * The user's runnable as {@code onSchedule} decorated it, and as Reactor's operator gave it
+   * ({@code source}: told of an expiry or of a timer the pool cancelled); keeps a run's failure for
+   * rethrow.
+   */
+  private static class Body implements Callable<Void> {
     final Runnable task;
+    final Runnable source;
     Throwable failure;
 
-    Body(Runnable task) {
+    Body(Runnable task, Runnable source) {
       this.task = task;
+      this.source = source;
     }
 
     @Override
@@ -105,9 +108,21 @@ final class PoolTask extends FutureTask<Void>
     }
   }
 
+  /** A periodic task's body: its schedule, and its period in nanoseconds ({@code <= 0}: at once). */
+  private static final class PeriodicBody extends Body {
+    final Periodic periodic;
+    final long period;
+
+    PeriodicBody(Runnable task, Runnable source, Periodic periodic, long period) {
+      super(task, source);
+      this.periodic = periodic;
+      this.period = period;
+    }
+  }
+
   /** An immediate or a delayed task. */
-  PoolTask(Runnable source, Runnable decorated, TaskOwner parent, boolean timed) {
-    this(source, new Body(decorated), parent, timed, null, 0);
+  PoolTask(Runnable source, Runnable decorated, TaskOwner parent) {
+    this(new Body(decorated, source), parent);
   }
 
   /**
@@ -116,28 +131,25 @@ final class PoolTask extends FutureTask<Void>
    */
   PoolTask(Runnable source, TaskOwner parent, long period, TimeUnit unit,
       Periodic atFixedRate, Periodic withFixedDelay) {
-    this(source, new Body(Schedulers.onSchedule(source)), parent, true,
-        period > 0 ? atFixedRate : withFixedDelay, unit.toNanos(period));
+    this(new PeriodicBody(Schedulers.onSchedule(source), source,
+        period > 0 ? atFixedRate : withFixedDelay, unit.toNanos(period)), parent);
   }
 
-  private PoolTask(Runnable source, Body body, TaskOwner parent, boolean timed,
-      Periodic periodic, long period) {
+  private PoolTask(Body body, TaskOwner parent) {
     super(body);
-    this.source = source;
     this.body = body;
     this.parent = parent;
-    this.timed = timed;
-    this.periodic = periodic;
-    this.period = period;
   }
 
   boolean isPeriodic() {
-    return periodic != null;
+    return body instanceof PeriodicBody;
   }
 
   /** A periodic task's schedule, its first run after {@code initialDelayNanos}. */
   Future<?> arm(long initialDelayNanos) {
-    return periodic.schedule(this, initialDelayNanos, Math.max(1, period), TimeUnit.NANOSECONDS);
+    PeriodicBody p = (PeriodicBody) body;
+    return p.periodic.schedule(this, initialDelayNanos, Math.max(1, p.period),
+        TimeUnit.NANOSECONDS);
   }
 
   /**
@@ -169,7 +181,7 @@ final class PoolTask extends FutureTask<Void>
     thread = Thread.currentThread();
     boolean again = false;
     try {
-      if (periodic == null) {
+      if (!(body instanceof PeriodicBody)) {
         super.run();
       } else {
         again = runAndReset();
@@ -177,7 +189,7 @@ final class PoolTask extends FutureTask<Void>
     } finally {
       thread = null;
     }
-    if (interrupt && isCancelled()) {
+    if ((bits & INTERRUPT) != 0 && isCancelled()) {
       Thread.interrupted(); // landed during the run (FutureTask waits for it): for this task only
     }
     Throwable failure = body.failure;
@@ -198,6 +210,7 @@ final class PoolTask extends FutureTask<Void>
    * core keeps the task's first decoration (guarantee 15).
    */
   private void rearm() {
+    long period = ((PeriodicBody) body).period;
     long next = period > 0 && handle instanceof Delayed ending
         ? Math.max(0, ending.getDelay(TimeUnit.NANOSECONDS) + period) : 0;
     try {
@@ -210,7 +223,7 @@ final class PoolTask extends FutureTask<Void>
   @Override
   public boolean cancel(boolean mayInterruptIfRunning) {
     if (mayInterruptIfRunning) {
-      interrupt = true;
+      BITS.getAndAccumulate(this, INTERRUPT, (a, b) -> a | b);
     }
     if (!super.cancel(mayInterruptIfRunning)) {
       return false;
@@ -227,7 +240,7 @@ final class PoolTask extends FutureTask<Void>
    * one-shot run in progress finishes undisturbed, and reads disposed once it returned.
    */
   void stop() {
-    if (periodic != null || thread == null) {
+    if (body instanceof PeriodicBody || thread == null) {
       cancel(false);
     }
   }
@@ -253,7 +266,7 @@ final class PoolTask extends FutureTask<Void>
   }
 
   private void end() {
-    if (ENDED.compareAndSet(this, 0, 1)) {
+    if ((BITS.getAndAccumulate(this, ENDED, (a, b) -> a | b) & ENDED) == 0) {
       parent.ended(this);
     }
   }
@@ -299,6 +312,7 @@ final class PoolTask extends FutureTask<Void>
    * subscriber is out of reach, {@code dropped} says whether Reactor's dropped-error hook hears of it.
    */
   private void refuse(RuntimeException cause, boolean dropped) {
+    Runnable source = body.source;
     Object actual = Scannable.from(source).scanUnsafe(Scannable.Attr.ACTUAL);
     if (actual instanceof CoreSubscriber<?> s) {
       Subscription operator = source instanceof Subscription o ? o : null;

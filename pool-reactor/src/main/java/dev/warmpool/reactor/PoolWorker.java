@@ -58,7 +58,7 @@ final class PoolWorker extends MemberSet implements Scheduler.Worker, Scannable,
   @Override
   public Disposable schedule(Runnable task) {
     Runnable source = Objects.requireNonNull(task, "task must not be null");
-    PoolTask t = new PoolTask(source, Schedulers.onSchedule(source), this, false);
+    PoolTask t = new PoolTask(source, Schedulers.onSchedule(source), this);
     parent.watchPool();
     accept(t);
     try {
@@ -80,7 +80,7 @@ final class PoolWorker extends MemberSet implements Scheduler.Worker, Scannable,
   public Disposable schedule(Runnable task, long delay, TimeUnit unit) {
     Objects.requireNonNull(unit, "unit must not be null");
     Runnable source = Objects.requireNonNull(task, "task must not be null");
-    PoolTask t = new PoolTask(source, Schedulers.onSchedule(source), this, true);
+    PoolTask t = new PoolTask(source, Schedulers.onSchedule(source), this);
     parent.watchPool(); // a due timer is accepted work: shutdownNow may hand it back
     accept(t);
     return t.submit(() -> lane.schedule(t, delay, unit));

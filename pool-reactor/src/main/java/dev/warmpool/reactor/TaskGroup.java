@@ -12,10 +12,10 @@ import reactor.core.Exceptions;
 
 /**
  * The group a {@link PoolTask} knows ({@link TaskOwner}): a scheduler's group (the root, this
- * class) or one worker, which is the group of its own tasks ({@link PoolWorker}). A task is accepted into its group before
- * it is handed to core and removes itself exactly once, when it ends. Each task is a member of
- * exactly one group (its own); the root counts every task of the scheduler and holds its direct
- * tasks and its live workers, so that its sweep reaches every task.
+ * class) or one worker, which is the group of its own tasks ({@link PoolWorker}). A task is
+ * accepted into its group before it is handed to core and removes itself exactly once, when it
+ * ends. Each task is a member of exactly one group (its own); the root counts every task of the
+ * scheduler and holds its direct tasks and its live workers, so that its sweep reaches every task.
  *
  * <ul>
  *   <li>Root: counts every accepted task. {@code GRACEFUL} refuses new tasks and cancels the
