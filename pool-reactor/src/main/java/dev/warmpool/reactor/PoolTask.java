@@ -5,10 +5,8 @@ import dev.warmpool.FailureAware;
 import dev.warmpool.PoolClosedException;
 import dev.warmpool.PoolOverloadedException;
 import dev.warmpool.TaskHandle;
-import java.util.concurrent.Callable;
 import java.util.concurrent.Delayed;
 import java.util.concurrent.Future;
-import java.util.concurrent.FutureTask;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.function.Supplier;
@@ -27,13 +25,23 @@ import reactor.util.context.Context;
  * it leaves exactly once when it ends, and the handle core gave it (an {@code enqueue} handle or a
  * timer future), not the scheduler or worker that made it.
  *
- * <p><b>Disposal.</b> The task is a {@link FutureTask}: its {@code cancel(true)} is the interrupt
- * handshake (the interrupt reaches this run only, the run waits for it to land), and
- * {@code isDisposed()} is {@code isDone()}: false while it runs or waits for its next period, true
- * once it ran or was disposed. Disposing from another thread interrupts a running task; from the
- * task's own thread it does not. A disposed task also withdraws its core handle (it leaves the
- * line or the timer at once). The handle is bound after the hand-off, so {@link #submit} checks for
- * a dispose that came first (publish, then check).
+ * <p><b>States</b> (FutureTask's, which this class used to extend; an object of its own costs 40
+ * bytes where a FutureTask and its callable cost 80, and idle tasks may be many, issue 33):
+ * <pre>
+ *   NEW -> DONE                        a one-shot run returned (or threw)
+ *   NEW -> CANCELLED                   cancel(false), dispose from the task's own thread
+ *   NEW -> INTERRUPTING -> INTERRUPTED cancel(true): the running thread, if any, is interrupted
+ * </pre>
+ * A run keeps NEW while it runs (a periodic task stays NEW between runs), so {@code isDisposed()},
+ * which is "not NEW", is false while it runs or waits for its next period, and true once it ran or
+ * was disposed. <b>The interrupt handshake</b>: {@code cancel(true)} takes INTERRUPTING before it
+ * reads {@code thread} and leaves it after the interrupt; a run clears {@code thread} and then waits
+ * out INTERRUPTING, and clears its interrupt status if it ends INTERRUPTED: the interrupt reaches
+ * this run only, never the thread's next task. A run starts only from NEW, after publishing
+ * {@code thread} (publish, then check against a cancel). Disposing from another thread interrupts a
+ * running task; from the task's own thread it does not. A disposed task also withdraws its core
+ * handle (it leaves the line or the timer at once). The handle is bound after the hand-off, so
+ * {@link #submit} checks for a dispose that came first (publish, then check).
  *
  * <p><b>End.</b> A task ends when its last run returns, or when it is cancelled while no run is in
  * progress ({@code thread} is null: publish, then check against {@code run}); whichever comes
@@ -53,68 +61,49 @@ import reactor.util.context.Context;
  * pool cancels before it is due (guarantee 7) is refused the same way, with a
  * {@link PoolClosedException} as cause, if the subscriber can be reached ({@link #onCancel}).
  */
-final class PoolTask extends FutureTask<Void>
-    implements Disposable, CancellationAware, FailureAware {
+final class PoolTask implements Runnable, Disposable, CancellationAware, FailureAware {
 
   /** Core's periodic schedule: {@code scheduleAtFixedRate} or {@code ..WithFixedDelay}. */
   interface Periodic {
     Future<?> schedule(Runnable task, long initialDelay, long period, TimeUnit unit);
   }
 
-  private static final AtomicIntegerFieldUpdater<PoolTask> BITS =
-      AtomicIntegerFieldUpdater.newUpdater(PoolTask.class, "bits");
-  /** In {@link #bits}: set before a {@code cancel(true)}; the run clears the interrupt it meant. */
-  private static final int INTERRUPT = 1;
-  /** In {@link #bits}: the task ended and left its group (once). */
-  private static final int ENDED = 2;
+  private static final AtomicIntegerFieldUpdater<PoolTask> STATE =
+      AtomicIntegerFieldUpdater.newUpdater(PoolTask.class, "state");
+  private static final AtomicIntegerFieldUpdater<PoolTask> ENDED =
+      AtomicIntegerFieldUpdater.newUpdater(PoolTask.class, "ended");
+  private static final int NEW = 0;
+  private static final int DONE = 1;
+  private static final int CANCELLED = 2;
+  private static final int INTERRUPTING = 3;
+  private static final int INTERRUPTED = 4;
 
+  /** See the class notes. */
+  private volatile int state;
+  /** 1 once the task ended and left its group. */
+  private volatile int ended;
+  /** The user's runnable as {@code onSchedule} decorated it, or a periodic task's {@link Run}. */
+  private final Object job;
   /**
-   * The user's runnable, as Reactor gave it and as decorated, and a periodic task's schedule: kept
-   * in the callable FutureTask needs anyway (idle tasks may be many, issue 33).
+   * The runnable as Reactor's operator gave it (before {@code onSchedule}): told of an expiry or of
+   * a timer the pool cancelled.
    */
-  private final Body body;
+  private final Runnable source;
   private final TaskOwner parent;
-
   /** The thread in {@link #run}, else null. */
   private volatile Thread thread;
   /** Core's handle: a {@link TaskHandle} or a timer's {@link Future}; null until bound. */
   private volatile Object handle;
-  /** {@link #INTERRUPT} and {@link #ENDED}. */
-  private volatile int bits;
 
-  /**
-   * The user's runnable as {@code onSchedule} decorated it, and as Reactor's operator gave it
-   * ({@code source}: told of an expiry or of a timer the pool cancelled); keeps a run's failure for
-   * rethrow.
-   */
-  private static class Body implements Callable<Void> {
+  /** A periodic task's runnable (decorated), its schedule and its period in nanoseconds. */
+  private static final class Run {
     final Runnable task;
-    final Runnable source;
-    Throwable failure;
-
-    Body(Runnable task, Runnable source) {
-      this.task = task;
-      this.source = source;
-    }
-
-    @Override
-    public Void call() {
-      try {
-        task.run();
-      } catch (Throwable t) {
-        failure = t; // not to FutureTask: a periodic task survives a failed run
-      }
-      return null;
-    }
-  }
-
-  /** A periodic task's body: its schedule, and its period in nanoseconds ({@code <= 0}: at once). */
-  private static final class PeriodicBody extends Body {
     final Periodic periodic;
+    /** {@code <= 0}: again at once. */
     final long period;
 
-    PeriodicBody(Runnable task, Runnable source, Periodic periodic, long period) {
-      super(task, source);
+    Run(Runnable task, Periodic periodic, long period) {
+      this.task = task;
       this.periodic = periodic;
       this.period = period;
     }
@@ -122,7 +111,9 @@ final class PoolTask extends FutureTask<Void>
 
   /** An immediate or a delayed task. */
   PoolTask(Runnable source, Runnable decorated, TaskOwner parent) {
-    this(new Body(decorated, source), parent);
+    this.job = decorated;
+    this.source = source;
+    this.parent = parent;
   }
 
   /**
@@ -131,24 +122,20 @@ final class PoolTask extends FutureTask<Void>
    */
   PoolTask(Runnable source, TaskOwner parent, long period, TimeUnit unit,
       Periodic atFixedRate, Periodic withFixedDelay) {
-    this(new PeriodicBody(Schedulers.onSchedule(source), source,
-        period > 0 ? atFixedRate : withFixedDelay, unit.toNanos(period)), parent);
-  }
-
-  private PoolTask(Body body, TaskOwner parent) {
-    super(body);
-    this.body = body;
+    this.job = new Run(Schedulers.onSchedule(source), period > 0 ? atFixedRate : withFixedDelay,
+        unit.toNanos(period));
+    this.source = source;
     this.parent = parent;
   }
 
   boolean isPeriodic() {
-    return body instanceof PeriodicBody;
+    return job instanceof Run;
   }
 
   /** A periodic task's schedule, its first run after {@code initialDelayNanos}. */
   Future<?> arm(long initialDelayNanos) {
-    PeriodicBody p = (PeriodicBody) body;
-    return p.periodic.schedule(this, initialDelayNanos, Math.max(1, p.period),
+    Run r = (Run) job;
+    return r.periodic.schedule(this, initialDelayNanos, Math.max(1, r.period),
         TimeUnit.NANOSECONDS);
   }
 
@@ -166,7 +153,7 @@ final class PoolTask extends FutureTask<Void>
       throw refused;
     }
     handle = h;
-    if (isCancelled()) {
+    if (state >= CANCELLED) {
       withdraw(h);
     }
     return this;
@@ -179,21 +166,33 @@ final class PoolTask extends FutureTask<Void>
       return;
     }
     thread = Thread.currentThread();
-    boolean again = false;
+    boolean ran = false;
+    Throwable failure = null;
     try {
-      if (!(body instanceof PeriodicBody)) {
-        super.run();
-      } else {
-        again = runAndReset();
+      if (state == NEW) { // publish (thread), then check: a cancel now interrupts this run
+        ran = true;
+        Runnable task = job instanceof Run r ? r.task : (Runnable) job;
+        try {
+          task.run();
+        } catch (Throwable t) {
+          failure = t; // a periodic task survives a failed run
+        }
+        if (!(job instanceof Run)) {
+          STATE.compareAndSet(this, NEW, DONE); // unless cancelled meanwhile
+        }
       }
     } finally {
       thread = null;
     }
-    if ((bits & INTERRUPT) != 0 && isCancelled()) {
-      Thread.interrupted(); // landed during the run (FutureTask waits for it): for this task only
+    int s;
+    while ((s = state) == INTERRUPTING) {
+      Thread.onSpinWait(); // a cancel(true) is delivering its interrupt: let it land, then clear it
     }
-    Throwable failure = body.failure;
-    body.failure = null;
+    if (s == INTERRUPTED) {
+      Thread.interrupted(); // meant for this task only
+    }
+    // Read after thread was cleared: a cancel that comes later finds no run and ends the task.
+    boolean again = ran && s == NEW && job instanceof Run;
     if (!again) {
       end();
     }
@@ -210,7 +209,7 @@ final class PoolTask extends FutureTask<Void>
    * core keeps the task's first decoration (guarantee 15).
    */
   private void rearm() {
-    long period = ((PeriodicBody) body).period;
+    long period = ((Run) job).period;
     long next = period > 0 && handle instanceof Delayed ending
         ? Math.max(0, ending.getDelay(TimeUnit.NANOSECONDS) + period) : 0;
     try {
@@ -220,13 +219,24 @@ final class PoolTask extends FutureTask<Void>
     }
   }
 
-  @Override
-  public boolean cancel(boolean mayInterruptIfRunning) {
-    if (mayInterruptIfRunning) {
-      BITS.getAndAccumulate(this, INTERRUPT, (a, b) -> a | b);
-    }
-    if (!super.cancel(mayInterruptIfRunning)) {
+  /**
+   * Cancels the task unless it ran (or was cancelled) already; with {@code mayInterruptIfRunning},
+   * a run in progress is interrupted (see the handshake in the class notes). Withdraws its core
+   * handle; ends it if no run is in progress.
+   */
+  boolean cancel(boolean mayInterruptIfRunning) {
+    if (!STATE.compareAndSet(this, NEW, mayInterruptIfRunning ? INTERRUPTING : CANCELLED)) {
       return false;
+    }
+    if (mayInterruptIfRunning) {
+      try {
+        Thread t = thread;
+        if (t != null) {
+          t.interrupt();
+        }
+      } finally {
+        state = INTERRUPTED;
+      }
     }
     withdraw(handle);
     if (thread == null) {
@@ -240,7 +250,7 @@ final class PoolTask extends FutureTask<Void>
    * one-shot run in progress finishes undisturbed, and reads disposed once it returned.
    */
   void stop() {
-    if (body instanceof PeriodicBody || thread == null) {
+    if (job instanceof Run || thread == null) {
       cancel(false);
     }
   }
@@ -253,7 +263,7 @@ final class PoolTask extends FutureTask<Void>
 
   @Override
   public boolean isDisposed() {
-    return isDone();
+    return state != NEW;
   }
 
   /** Leaves the line or the timer; never core's interrupt (the task delivers its own). */
@@ -266,7 +276,7 @@ final class PoolTask extends FutureTask<Void>
   }
 
   private void end() {
-    if ((BITS.getAndAccumulate(this, ENDED, (a, b) -> a | b) & ENDED) == 0) {
+    if (ENDED.compareAndSet(this, 0, 1)) {
       parent.ended(this);
     }
   }
@@ -312,7 +322,6 @@ final class PoolTask extends FutureTask<Void>
    * subscriber is out of reach, {@code dropped} says whether Reactor's dropped-error hook hears of it.
    */
   private void refuse(RuntimeException cause, boolean dropped) {
-    Runnable source = body.source;
     Object actual = Scannable.from(source).scanUnsafe(Scannable.Attr.ACTUAL);
     if (actual instanceof CoreSubscriber<?> s) {
       Subscription operator = source instanceof Subscription o ? o : null;
@@ -330,6 +339,7 @@ final class PoolTask extends FutureTask<Void>
 
   @Override
   public String toString() {
-    return "PoolTask[" + body.task + (isDone() ? ", disposed]" : "]");
+    Runnable task = job instanceof Run r ? r.task : (Runnable) job;
+    return "PoolTask[" + task + (state != NEW ? ", disposed]" : "]");
   }
 }
