@@ -42,6 +42,24 @@ final class DelayedTask<V> extends FutureTask<V>
     TaskHandle due(DelayedTask<?> task);
   }
 
+  /**
+   * An owner that also keeps its pending timers, so that closing it cancels them all, due or not
+   * (DESIGN.md section 5: closing a lane cancels its pending tasks): a serial lane, which is its own
+   * timer set (idle lanes with a pending timer may be many: no object per lane for it). The same
+   * publish-then-check rule as {@link Timers}: a timer registers, then reads {@link #isClosed};
+   * closing sets the flag, then cancels every registered timer.
+   */
+  interface Lane extends Owner {
+    /** Publishes a pending timer of this lane. */
+    void register(DelayedTask<?> task);
+
+    /** The timer is done (ran its last run, or was cancelled). */
+    void forget(DelayedTask<?> task);
+
+    /** Whether the lane is closed: its timers cancel themselves. */
+    boolean isClosed();
+  }
+
   private static final int PENDING = 0;
   private static final int DUE = 1;
   private static final int OFF = 2;
@@ -61,13 +79,12 @@ final class DelayedTask<V> extends FutureTask<V>
   private final long period;
   /**
    * Hands the due task to its pool or lane; returns its handle there, null if a closed lane refused
-   * it, or throws if the pool terminated.
+   * it, or throws if the pool terminated. A lane ({@link Lane}) also keeps the timer while it is
+   * pending (closing the lane cancels it).
    */
   private final Owner onDue;
   /** The pool's timers (closed by shutdown). */
   private final Timers owner;
-  /** A lane's timers (closed by closing the lane), or null. */
-  private final Timers laneOwner;
   private final LateHandle handOff = new LateHandle();
   @SuppressWarnings("unused") // accessed through PHASE
   private volatile int phase = PENDING;
@@ -87,6 +104,9 @@ final class DelayedTask<V> extends FutureTask<V>
    * from then, so its wait is measured from there, not from the schedule call.
    */
   private volatile long dueAt;
+  /** Its links in its pool's timers ({@link Timers}, under that lock). */
+  private Timers.Timer prevTimer;
+  private Timers.Timer nextTimer;
 
   /**
    * The task's entry on the shared timer and the callable its future runs: one object for both,
@@ -131,7 +151,7 @@ final class DelayedTask<V> extends FutureTask<V>
       return;
     }
     try {
-      if (laneOwner != null && laneOwner.isClosed()) {
+      if (onDue instanceof Lane lane && lane.isClosed()) {
         cancelIfPending();
       } else if (PHASE.compareAndSet(this, PENDING, DUE)) {
         handToOwner();
@@ -141,20 +161,15 @@ final class DelayedTask<V> extends FutureTask<V>
     }
   }
 
-  DelayedTask(Callable<V> callable, long period, Owner onDue,
-      Timers owner, Timers laneOwner) {
-    this(new Entry<>(java.util.Objects.requireNonNull(callable)), null, period, onDue, owner,
-        laneOwner);
+  DelayedTask(Callable<V> callable, long period, Owner onDue, Timers owner) {
+    this(new Entry<>(java.util.Objects.requireNonNull(callable)), null, period, onDue, owner);
   }
 
-  DelayedTask(Runnable runnable, long period, Owner onDue,
-      Timers owner, Timers laneOwner) {
-    this(new Entry<>(null), java.util.Objects.requireNonNull(runnable), period, onDue, owner,
-        laneOwner);
+  DelayedTask(Runnable runnable, long period, Owner onDue, Timers owner) {
+    this(new Entry<>(null), java.util.Objects.requireNonNull(runnable), period, onDue, owner);
   }
 
-  private DelayedTask(Entry<V> entry, Runnable runnable, long period, Owner onDue, Timers owner,
-      Timers laneOwner) {
+  private DelayedTask(Entry<V> entry, Runnable runnable, long period, Owner onDue, Timers owner) {
     super(entry);
     this.entry = entry;
     entry.task = this; // before the task is published (start), so before any fire or run
@@ -162,7 +177,6 @@ final class DelayedTask<V> extends FutureTask<V>
     this.period = period;
     this.onDue = onDue;
     this.owner = owner;
-    this.laneOwner = laneOwner;
   }
 
   /**
@@ -190,8 +204,8 @@ final class DelayedTask<V> extends FutureTask<V>
    */
   DelayedTask<V> start(long delayNanos) {
     owner.register(this);
-    if (laneOwner != null) {
-      laneOwner.register(this);
+    if (onDue instanceof Lane lane) {
+      lane.register(this);
     }
     if (ownerClosed()) { // publish, then check: a close that swept before our register
       if (PHASE.compareAndSet(this, PENDING, OFF)) {
@@ -216,7 +230,7 @@ final class DelayedTask<V> extends FutureTask<V>
   }
 
   private boolean ownerClosed() {
-    return owner.isClosed() || (laneOwner != null && laneOwner.isClosed());
+    return owner.isClosed() || (onDue instanceof Lane lane && lane.isClosed());
   }
 
   /** On the timer thread: the task is due; hands it on, and binds its handle there. */
@@ -326,8 +340,8 @@ final class DelayedTask<V> extends FutureTask<V>
 
   private void forget() {
     owner.forget(this);
-    if (laneOwner != null) {
-      laneOwner.forget(this);
+    if (onDue instanceof Lane lane) {
+      lane.forget(this);
     }
   }
 
@@ -346,6 +360,22 @@ final class DelayedTask<V> extends FutureTask<V>
         d.cancel(false);
       }
     }
+  }
+
+  @Override
+  public Timers.Timer prevTimer() {
+    return prevTimer;
+  }
+
+  @Override
+  public Timers.Timer nextTimer() {
+    return nextTimer;
+  }
+
+  @Override
+  public void linkTimer(Timers.Timer prev, Timers.Timer next) {
+    prevTimer = prev;
+    nextTimer = next;
   }
 
   /** Closing an owner: cancels the task if it is not due (a due task is accepted work). */

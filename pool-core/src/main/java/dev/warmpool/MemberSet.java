@@ -6,7 +6,8 @@ package dev.warmpool;
  * members an open-addressing table, and an empty set holds no table. It costs nothing beyond its
  * owner's three fields while it holds at most one member, where a {@code ConcurrentHashMap} set
  * costs about 200 bytes from the start. Subclasses are the owners themselves (no separate object);
- * nothing else locks them.
+ * nothing else in core locks them (a lane, handed to users as a {@link SerialExecutor}, takes its
+ * first-dispatch lock on its queue, not on itself).
  *
  * <p>Every operation holds the lock, so {@link #snapshot} sees each member added before it and
  * none removed before it: an owner that publishes a closed flag, then snapshots, and an adder that

@@ -47,12 +47,17 @@ import java.util.concurrent.TimeUnit;
  * very moment of {@code shutdownNow} may still run its queued tasks: they were taken with the
  * carrier, as a plain task taken by a worker runs.
  *
- * <p><b>Closing.</b> {@link #close()} cancels the queued tasks and, with nothing left, cancels the
- * lane's entry (its one place in the pool), so a closed lane holds no place under
- * {@code maxWaiting}; a carrier already started by a worker just finds the queue empty.
+ * <p><b>Closing.</b> {@link #close()} cancels the queued tasks and every pending timer of the lane
+ * (due or not) and, with nothing left, cancels the lane's entry (its one place in the pool), so a
+ * closed lane holds no place under {@code maxWaiting}; a carrier already started by a worker just
+ * finds the queue empty.
+ *
+ * <p><b>Footprint</b> (issue 33: a Reactor or RxJava worker is a lane, and idle workers holding a
+ * timer may be many). The lane is its own timer set ({@link MemberSet}), and its queue is made by
+ * the first task offered to it, so a lane that only holds timers costs its own fields.
  */
-final class SerialLane
-    implements SerialExecutor, Worker.Draining, DelayedTask.Owner, TaskEnvelope.Owner {
+final class SerialLane extends MemberSet
+    implements SerialExecutor, Worker.Draining, DelayedTask.Lane, TaskEnvelope.Owner {
   /** Tasks a lane runs before yielding its worker, if others wait in line. */
   static final int BUDGET = 128;
 
@@ -101,14 +106,20 @@ final class SerialLane
     boolean hasWaiters();
   }
 
-  private static final VarHandle TIMERS;
+  /**
+   * The queue of a lane that never had a task: read as empty, never offered to (only
+   * {@link #queue()} offers, and makes the lane's own queue first).
+   */
+  private static final ConcurrentLinkedQueue<Runnable> NO_TASKS = new ConcurrentLinkedQueue<>();
+
+  private static final VarHandle QUEUE;
   private static final VarHandle PLACE;
   private static final VarHandle SCHEDULED;
 
   static {
     try {
       MethodHandles.Lookup l = MethodHandles.lookup();
-      TIMERS = l.findVarHandle(SerialLane.class, "timers", Timers.class);
+      QUEUE = l.findVarHandle(SerialLane.class, "queue", ConcurrentLinkedQueue.class);
       PLACE = l.findVarHandle(SerialLane.class, "place", TaskEnvelope.class);
       SCHEDULED = l.findVarHandle(SerialLane.class, "scheduled", boolean.class);
     } catch (ReflectiveOperationException e) {
@@ -122,16 +133,18 @@ final class SerialLane
    * rejections named. Its seat is taken there too, unless {@link #shards} is set.
    */
   private final Admission admission;
-  /** A sharded pool's shards, where the lane looks for a seat at each activation; else null. */
-  private final Shards shards;
   /**
    * The admission whose line the lane's entry last joined (its own pool's, unless sharded):
    * whose lock makes the lane's admission atomic against that entry's expiry. Written before the
    * entry joins that line.
    */
   private volatile Admission lineOf;
-  private final Accounting accounting;
-  private final ConcurrentLinkedQueue<Runnable> queue = new ConcurrentLinkedQueue<>();
+  /**
+   * The lane's tasks in order; {@link #NO_TASKS} until its first task is offered ({@link #queue()}):
+   * a lane that only holds timers needs none until one is due (idle lanes with a pending timer may
+   * be many, issue 33). Set once; volatile, since every publish-then-check on the queue reads it.
+   */
+  private volatile ConcurrentLinkedQueue<Runnable> queue = NO_TASKS;
   /** Whether the lane is dispatched (see the class notes); through SCHEDULED, no box per lane. */
   private volatile boolean scheduled;
   /**
@@ -150,8 +163,6 @@ final class SerialLane
    */
   @SuppressWarnings("unused") // through PLACE
   private volatile TaskEnvelope place;
-  /** Pending delayed tasks, for close(); made on first use, since most lanes never schedule. */
-  private volatile Timers timers;
   /**
    * Whether the lane, one unit, was admitted: it got a seat, or admitted work entered it. Only ever
    * set (false to true); set under the line's lock while an entry of a first dispatch may wait
@@ -165,17 +176,14 @@ final class SerialLane
   private Admission refusedIn;
   private volatile boolean closed;
 
+  /**
+   * A lane of {@code pool}, counted in {@code admission}: the pool's own, or for a sharded pool
+   * (whose lanes take their seats in any shard) the home shard's.
+   */
   SerialLane(AbstractWorkerPool pool, Admission admission) {
-    this(pool, admission, null);
-  }
-
-  /** A lane of a sharded pool, counted in its home shard {@code admission}. */
-  SerialLane(AbstractWorkerPool pool, Admission admission, Shards shards) {
     this.pool = pool;
     this.admission = admission;
-    this.shards = shards;
     this.lineOf = admission;
-    this.accounting = admission.accounting;
   }
 
   @Override
@@ -197,7 +205,7 @@ final class SerialLane
   /** Appends an accepted task: the lane's first dispatch in the caller's mode, or admitted work. */
   private void offer(Runnable task) {
     if (!admitted) {
-      synchronized (queue) { // the first dispatch's lock (no object of its own)
+      synchronized (queue()) { // the first dispatch's lock (no object of its own)
         if (!admitted) {
           admit(task);
           refuseIfClosed(task);
@@ -264,12 +272,13 @@ final class SerialLane
     for (Runnable t; (t = queue.poll()) != null; ) {
       // Counted in the lane's own pool (a sharded pool's lane: its home shard, whichever shard's line
       // it waited in), before a handle can read EXPIRED (see Accounting.notExpired).
-      accounting.expired();
+      admission.accounting.expired();
       if (!(t instanceof LaneTask l) || l.transition(TaskEnvelope.QUEUED, TaskEnvelope.EXPIRED)) {
-        accounting.withdrawn();
+        admission.accounting.withdrawn();
         tasks.add(t);
       } else {
-        accounting.notExpired(); // withdrawn by its handle meanwhile, and counted by its cancel
+        // withdrawn by its handle meanwhile, and counted by its cancel
+        admission.accounting.notExpired();
       }
     }
     scheduled = false;
@@ -291,8 +300,8 @@ final class SerialLane
 
   /** Under the first-dispatch lock: the lane's first dispatch, in the caller's mode. */
   private void admit(Runnable task) {
-    queue.offer(task);
-    accounting.accepted(); // before the hand-off: no snapshot shows it completed first
+    queue().offer(task);
+    admission.accounting.accepted(); // before the hand-off: no snapshot shows it completed first
     while (!SCHEDULED.compareAndSet(this, false, true)) {
       // The lane is dispatched already (its entry waits for the first seat, or a carrier or a due
       // timer holds it): this task rides along. Checked under the line's lock against an expiry,
@@ -342,14 +351,14 @@ final class SerialLane
         || task instanceof LaneTask l && !l.transition(TaskEnvelope.QUEUED, TaskEnvelope.CLOSED)) {
       return false;
     }
-    accounting.withdrawn();
+    admission.accounting.withdrawn();
     return true;
   }
 
   /** Admitted work: queue it and make sure the lane is dispatched. */
   private void enter(Runnable task) {
-    queue.offer(task);
-    accounting.accepted();
+    queue().offer(task);
+    admission.accounting.accepted();
     try {
       scheduleAdmitted();
     } catch (RejectedExecutionException terminated) {
@@ -379,6 +388,7 @@ final class SerialLane
    */
   private boolean dispatch(Mode mode) {
     Admission a = admission;
+    Shards shards = shards();
     if (shards == null) {
       if (a.tryPlacePlain(KIND, this, mode)) {
         return true; // a free seat: queued for a worker as a plain task, no entry needed
@@ -535,7 +545,7 @@ final class SerialLane
         } else {
           runOne(t, w);
         }
-        if (++ran >= BUDGET && (shards != null ? shards.hasWaiters() : admission.hasWaiters())) {
+        if (++ran >= BUDGET && hasWaiters()) {
           dispatch(Mode.ADMITTED); // yield the worker: rejoin the end of the line (a new entry)
           return;
         }
@@ -545,10 +555,24 @@ final class SerialLane
     }
   }
 
+  /** Whether work waits in line where this lane takes its seats (its pool's, or any shard's). */
+  private boolean hasWaiters() {
+    Shards shards = shards();
+    return shards != null ? shards.hasWaiters() : admission.hasWaiters();
+  }
+
+  /**
+   * A sharded pool's shards, where the lane looks for a seat at each activation; else null. Read
+   * from the pool, not kept per lane (idle lanes may be many, issue 33).
+   */
+  private Shards shards() {
+    return pool instanceof ShardedPool sharded ? sharded.laneShards() : null;
+  }
+
   private void runOne(Runnable t, Worker w) {
     boolean returned = false;
     try {
-      accounting.run(t, w);
+      admission.accounting.run(t, w);
       returned = true;
     } finally {
       if (!returned) {
@@ -588,8 +612,7 @@ final class SerialLane
     Objects.requireNonNull(unit, "unit must not be null");
     checkOpen();
     // Not an admission: the task takes no thread until it is due, and is admitted work then.
-    return startTimer(new DelayedTask<Void>(pool.decorate(task, false), 0, this, pool.timers,
-        timers()),
+    return startTimer(new DelayedTask<Void>(pool.decorate(task, false), 0, this, pool.timers),
         delay <= 0 ? 0 : unit.toNanos(delay));
   }
 
@@ -611,7 +634,7 @@ final class SerialLane
     long signedPeriod = DelayedTask.checkPeriodic(task, period, unit, what, sign);
     checkOpen();
     return startTimer(new DelayedTask<Void>(pool.decorate(task, false), signedPeriod, this,
-        pool.timers, timers()),
+        pool.timers),
         initialDelay <= 0 ? 0 : unit.toNanos(initialDelay));
   }
 
@@ -626,24 +649,36 @@ final class SerialLane
     return started;
   }
 
-  private Timers timers() {
-    Timers t = timers;
-    if (t == null) {
-      // Not under the first-dispatch lock: a first dispatch may hold it as long as a thread factory
-      // blocks.
-      Timers made = Timers.ofLane();
-      t = TIMERS.compareAndSet(this, null, made) ? made : timers;
-      if (closed) {
-        t.close(); // publish, then check: a close that found no timers to close
-      }
+  /** The lane's own queue, made by the first task offered to it; the one place that makes it. */
+  private ConcurrentLinkedQueue<Runnable> queue() {
+    ConcurrentLinkedQueue<Runnable> q = queue;
+    if (q == NO_TASKS) {
+      ConcurrentLinkedQueue<Runnable> made = new ConcurrentLinkedQueue<>();
+      q = QUEUE.compareAndSet(this, NO_TASKS, made) ? made : queue;
     }
-    return t;
+    return q;
+  }
+
+  /**
+   * A pending timer of this lane: kept in the lane's own set (it is one, no object per lane) until
+   * it is done, so that {@link #close} cancels it. Its lock is the lane's, which only this set
+   * takes (the first-dispatch lock is the queue's): a schedule never waits for a first dispatch,
+   * which may hold its lock as long as a thread factory blocks. The timer registers, then reads
+   * {@code closed}; close sets it, then cancels every registered timer (publish, then check).
+   */
+  @Override
+  public void register(DelayedTask<?> task) {
+    addMember(task);
+  }
+
+  @Override
+  public void forget(DelayedTask<?> task) {
+    removeMember(task);
   }
 
   /** Timers of this lane not yet done; for tests. */
   int pendingTimers() {
-    Timers t = timers;
-    return t == null ? 0 : t.size();
+    return memberCount();
   }
 
   @Override
@@ -657,9 +692,8 @@ final class SerialLane
       return;
     }
     closed = true;
-    Timers t = timers;
-    if (t != null) {
-      t.close();
+    for (Object t : snapshot()) { // outside the lock: a cancelled timer forgets itself
+      ((DelayedTask<?>) t).cancel(false); // due or not: a pending task of the lane
     }
     for (Runnable r; (r = queue.poll()) != null; ) {
       discard(r); // cancelled: it never ran and no longer counts as accepted
@@ -672,7 +706,7 @@ final class SerialLane
     if (t instanceof LaneTask l && !l.transition(TaskEnvelope.QUEUED, TaskEnvelope.CLOSED)) {
       return; // withdrawn by its handle, which counted it
     }
-    accounting.withdrawn();
+    admission.accounting.withdrawn();
     if (t instanceof Future<?> f) {
       f.cancel(false);
     }
@@ -722,7 +756,7 @@ final class SerialLane
         return false; // it started, or close or shutdownNow took it
       }
       cancelled = true;
-      accounting.withdrawn();
+      admission.accounting.withdrawn();
       if (queue.isEmpty()) {
         leaveLine(); // the lane's only pending task: its place in line goes too
       }
@@ -781,7 +815,7 @@ final class SerialLane
   /** A lane task was cancelled by its handle: it leaves the queue and the counts. */
   @Override
   public void withdrawnQueued(TaskEnvelope e) {
-    accounting.withdrawn();
+    admission.accounting.withdrawn();
     if (queue.remove(e) && queue.isEmpty()) {
       leaveLine(); // the lane's last pending task: its place in line goes too
     }

@@ -235,8 +235,12 @@ public final class ShardedPool extends AbstractWorkerPool {
   @Override
   public SerialExecutor newSerialExecutor() {
     BoundedPool home = shards[pick()];
-    return shards.length == 1 ? home.newSerialExecutor() : new SerialLane(this, home.admission,
-        laneShards);
+    return shards.length == 1 ? home.newSerialExecutor() : new SerialLane(this, home.admission);
+  }
+
+  /** What a lane of this pool sees of the shards (its pool is this one: see SerialLane). */
+  SerialLane.Shards laneShards() {
+    return laneShards;
   }
 
   /** What a lane sees of the shards. */

@@ -1,12 +1,12 @@
 package dev.warmpool;
 
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 
 /**
- * The pending timers of one owner (a pool, or a serial lane): the delayed and periodic tasks that
- * are not yet done, so that closing the owner cancels those not yet due (DESIGN.md guarantee 7).
+ * The pending timers of one pool: the delayed and periodic tasks that are not yet done (its own,
+ * and those of its serial lanes), so that closing the pool cancels those not yet due (DESIGN.md
+ * guarantee 7). A lane keeps its own timers as well, in itself ({@link DelayedTask.Lane}): closing
+ * the lane cancels all of them.
  *
  * <p><b>Publish, then check.</b> A timer is registered before it is armed and re-checks
  * {@link #isClosed} after it registered ({@link DelayedTask#start}) and after every re-arm; closing
@@ -15,8 +15,7 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
  *
  * <p>Closing a pool cancels only timers <em>not yet due</em> ({@link Timer#cancelIfPending}): a
  * timer that has fired was handed to its pool as an accepted task and runs, or is handed back by
- * {@code shutdownNow}, like every other accepted task. Closing a lane cancels all of its timers
- * ({@link #ofLane}).
+ * {@code shutdownNow}, like every other accepted task.
  *
  * <p><b>Quiet.</b> A pool must not terminate while a timer could still complete later: before the
  * close's sweep has finished, or while a fire is between "due" and its hand-off to the pool. So
@@ -24,20 +23,24 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
  * while not CLOSED ({@link #tryBeginFire}), and the owner may terminate only when {@link #isQuiet}:
  * closed, swept and no fire in flight. The last of the sweep and the fires tells the owner
  * ({@code onQuiet}).
- *
- * <p><b>Footprint.</b> A pool's timers are registered from every thread: a concurrent set. A lane's
- * are registered by its one user at a time and cost per lane, of which there may be a hundred
- * thousand idle ones each with a pending timer: they live in the compact {@link MemberSet} this
- * object is (no table while at most one timer is pending).
  */
-final class Timers extends MemberSet {
-  /** A pending timer as its owner sees it ({@link DelayedTask}). */
+final class Timers {
+  /**
+   * A pending timer as its owner sees it ({@link DelayedTask}). It carries its own links in the
+   * owner's list, read and written only by {@link Timers} under its lock.
+   */
   interface Timer {
     /** Cancels the timer if it is not yet due; a due timer is an accepted task and is left alone. */
     void cancelIfPending();
 
     /** Cancels the timer whatever its phase (a run in progress finishes, and is the last). */
     boolean cancel(boolean mayInterruptIfRunning);
+
+    Timer prevTimer();
+
+    Timer nextTimer();
+
+    void linkTimer(Timer prev, Timer next);
   }
 
   private static final int CLOSED = 1 << 30;
@@ -47,54 +50,71 @@ final class Timers extends MemberSet {
   private static final AtomicIntegerFieldUpdater<Timers> STATE =
       AtomicIntegerFieldUpdater.newUpdater(Timers.class, "state");
 
-  /** A pool's pending timers; null for a lane's, which are the members of this set. */
-  private final Set<Timer> shared;
+  /**
+   * The registered timers, oldest first: a list through the timers' own links, under this
+   * object's lock (a pool may hold a hundred thousand idle timers, issue 33: a concurrent set's
+   * node and table slot cost about 42 bytes each, the links 8). Registering and forgetting are a
+   * few stores under the lock, as short as the shared timer's own.
+   */
+  private Timer head;
+  private Timer tail;
+  private int count;
   /** CLOSED and SWEPT bits, and the number of fires in flight. */
   private volatile int state;
   /** Told when the timers become quiet after a close (the owner may terminate); set once, at wiring. */
   private volatile Runnable onQuiet = () -> { };
-  /** A lane's: closing cancels its due timers too (they are pending tasks of the lane). */
-  private final boolean closeCancelsDue;
-
-  /** A pool's timers: closing (shutdown) cancels only the timers not yet due. */
-  Timers() {
-    this(false);
-  }
-
-  private Timers(boolean closeCancelsDue) {
-    this.closeCancelsDue = closeCancelsDue;
-    this.shared = closeCancelsDue ? null : ConcurrentHashMap.newKeySet();
-  }
 
   /** Tells {@code r} when the timers become quiet after a close: the owner's termination check. */
   void onQuiet(Runnable r) {
     onQuiet = r;
   }
 
-  /**
-   * A serial lane's timers: closing the lane cancels every timer of it, due or not (DESIGN.md
-   * section 5: closing a lane cancels its pending tasks; a run in progress finishes and is the last).
-   */
-  static Timers ofLane() {
-    return new Timers(true);
-  }
-
   /** Publishes the timer; then the caller checks {@link #isClosed}. */
   void register(Timer t) {
-    if (shared != null) {
-      shared.add(t);
-    } else {
-      addMember(t);
+    synchronized (this) {
+      Timer last = tail;
+      t.linkTimer(last, null);
+      if (last == null) {
+        head = t;
+      } else {
+        last.linkTimer(last.prevTimer(), t);
+      }
+      tail = t;
+      count++;
     }
   }
 
   /** The timer is done (ran its last run, or was cancelled). */
   void forget(Timer t) {
-    if (shared != null) {
-      shared.remove(t);
-    } else {
-      removeMember(t);
+    synchronized (this) {
+      Timer prev = t.prevTimer();
+      Timer next = t.nextTimer();
+      if (prev == null ? head != t : prev.nextTimer() != t) {
+        return; // not registered, or forgotten before
+      }
+      if (prev == null) {
+        head = next;
+      } else {
+        prev.linkTimer(prev.prevTimer(), next);
+      }
+      if (next == null) {
+        tail = prev;
+      } else {
+        next.linkTimer(prev, next.nextTimer());
+      }
+      t.linkTimer(null, null);
+      count--;
     }
+  }
+
+  /** The registered timers now, oldest first. */
+  private synchronized Timer[] snapshot() {
+    Timer[] out = new Timer[count];
+    int i = 0;
+    for (Timer t = head; t != null; t = t.nextTimer()) {
+      out[i++] = t;
+    }
+    return out;
   }
 
   boolean isClosed() {
@@ -127,7 +147,7 @@ final class Timers extends MemberSet {
   }
 
   /**
-   * Closes the owner's timers: cancels every one not yet due (a lane's: every one), waits for the
+   * Closes the owner's timers: cancels every one not yet due, waits for the
    * fires in flight to hand their tasks on, and later timers cancel themselves.
    */
   void close() {
@@ -138,14 +158,8 @@ final class Timers extends MemberSet {
         return; // closed before: that close sweeps
       }
     } while (!STATE.compareAndSet(this, s, s | CLOSED));
-    if (shared != null) {
-      for (Timer t : shared) {
-        t.cancelIfPending();
-      }
-    } else {
-      for (Object t : snapshot()) { // cancels outside the lock: a cancel forgets its timer
-        ((Timer) t).cancel(false);
-      }
+    for (Timer t : snapshot()) { // outside the lock: a cancel forgets its timer
+      t.cancelIfPending();
     }
     // Let the fires that began before the close finish their hand-off (a few instructions on the
     // timer thread, no user code): a shutdownNow then finds their tasks in the pool to hand back,
@@ -165,6 +179,8 @@ final class Timers extends MemberSet {
 
   /** Timers pending; for tests. */
   int size() {
-    return shared != null ? shared.size() : memberCount();
+    synchronized (this) {
+      return count;
+    }
   }
 }

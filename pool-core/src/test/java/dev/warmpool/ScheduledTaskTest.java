@@ -131,7 +131,7 @@ class ScheduledTaskTest {
    * PENDING -> OFF, then the future), a preemption between the two made the sweep skip the timer
    * and the pool report terminated with the future not done (SecondReviewTest, 1 of 3 CI runs).
    * The fire must leave the timer to the sweep, which the close waits for. A hostile timer, first
-   * in the sweep (hash 0: the first bin of the pending set, registered before the task), runs the
+   * in the sweep (registered before the task: the sweep goes oldest first), runs the
    * fire at that point, on the shutting-down thread. FAILED deterministically before the fix (the
    * fire completed the future).
    */
@@ -157,14 +157,23 @@ class ScheduledTaskTest {
         return false;
       }
 
+      private Timers.Timer prev;
+      private Timers.Timer next;
+
       @Override
-      public int hashCode() {
-        return 0;
+      public Timers.Timer prevTimer() {
+        return prev;
       }
 
       @Override
-      public boolean equals(Object o) {
-        return o == this;
+      public Timers.Timer nextTimer() {
+        return next;
+      }
+
+      @Override
+      public void linkTimer(Timers.Timer p, Timers.Timer n) {
+        prev = p;
+        next = n;
       }
     });
     ScheduledFuture<?> f = p.schedule(() -> {}, 1, TimeUnit.HOURS);

@@ -4,10 +4,10 @@ package dev.warmpool.reactor;
  * A small identity set under its own lock, for the tasks of one Reactor worker (the same structure
  * as core's lane timers, which this module cannot see): the first member takes a plain field, more
  * members an open-addressing table, and an empty set holds no table. A worker holding one task
- * costs nothing beyond its group's three fields, where a {@code ConcurrentHashMap} set costs about
+ * costs nothing beyond the worker's three fields, where a {@code ConcurrentHashMap} set costs about
  * 200 bytes from the start. A worker is used by one thread at a time (Reactor's rule), and its
  * tasks leave it from the pool's threads: the lock is rarely contended. Subclasses are the owners
- * themselves (no separate object); nothing else locks them.
+ * themselves (no separate object); nothing else of this module locks them.
  *
  * <p>Every operation holds the lock, so {@link #snapshot} sees each member added before it and
  * none removed before it: an owner that publishes a closed state, then snapshots, and an adder that

@@ -38,7 +38,7 @@ final class PoolScheduler implements Scheduler, Scannable {
   final WorkerPool pool;
   private final boolean owned;
   /** This scheduler's tasks, direct and of its workers: see {@link TaskGroup}. */
-  private final TaskGroup tasks = new TaskGroup(this, this::quiesced);
+  final TaskGroup tasks = new TaskGroup(this, this::quiesced);
   private final Sinks.Empty<Void> terminated = Sinks.empty();
   private volatile int quiesced;
   private volatile int watching;
@@ -58,7 +58,7 @@ final class PoolScheduler implements Scheduler, Scannable {
   @Override
   public Disposable schedule(Runnable task) {
     Runnable source = Objects.requireNonNull(task, "task must not be null");
-    PoolTask t = new PoolTask(source, Schedulers.onSchedule(source), tasks, false);
+    PoolTask t = new PoolTask(source, Schedulers.onSchedule(source), tasks);
     watchPool();
     tasks.accept(t);
     return t.submit(() -> pool.enqueue(t)); // in blocking mode it may wait in line, never blocks
@@ -97,7 +97,7 @@ final class PoolScheduler implements Scheduler, Scannable {
   public Disposable schedule(Runnable task, long delay, TimeUnit unit) {
     Objects.requireNonNull(unit, "unit must not be null");
     Runnable source = Objects.requireNonNull(task, "task must not be null");
-    PoolTask t = new PoolTask(source, Schedulers.onSchedule(source), tasks, true);
+    PoolTask t = new PoolTask(source, Schedulers.onSchedule(source), tasks);
     watchPool(); // a due timer is accepted work: shutdownNow may hand it back
     tasks.accept(t);
     return t.submit(() -> pool.schedule(t, delay, unit));
@@ -115,7 +115,7 @@ final class PoolScheduler implements Scheduler, Scannable {
 
   @Override
   public Worker createWorker() {
-    return new PoolWorker(this, pool, tasks.newWorkerGroup());
+    return new PoolWorker(this);
   }
 
   /**

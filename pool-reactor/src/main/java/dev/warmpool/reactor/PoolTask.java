@@ -5,10 +5,8 @@ import dev.warmpool.FailureAware;
 import dev.warmpool.PoolClosedException;
 import dev.warmpool.PoolOverloadedException;
 import dev.warmpool.TaskHandle;
-import java.util.concurrent.Callable;
 import java.util.concurrent.Delayed;
 import java.util.concurrent.Future;
-import java.util.concurrent.FutureTask;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.function.Supplier;
@@ -23,17 +21,27 @@ import reactor.util.context.Context;
 
 /**
  * One task of a scheduler or of one of its workers, immediate, delayed or periodic (the shape of
- * reactor-core's {@code WorkerTask}): it knows its container ({@link Disposable.Composite}), which
+ * reactor-core's {@code WorkerTask}): it knows its container ({@link TaskOwner}), which
  * it leaves exactly once when it ends, and the handle core gave it (an {@code enqueue} handle or a
  * timer future), not the scheduler or worker that made it.
  *
- * <p><b>Disposal.</b> The task is a {@link FutureTask}: its {@code cancel(true)} is the interrupt
- * handshake (the interrupt reaches this run only, the run waits for it to land), and
- * {@code isDisposed()} is {@code isDone()}: false while it runs or waits for its next period, true
- * once it ran or was disposed. Disposing from another thread interrupts a running task; from the
- * task's own thread it does not. A disposed task also withdraws its core handle (it leaves the
- * line or the timer at once). The handle is bound after the hand-off, so {@link #submit} checks for
- * a dispose that came first (publish, then check).
+ * <p><b>States</b> (FutureTask's, which this class used to extend; an object of its own costs 40
+ * bytes where a FutureTask and its callable cost 80, and idle tasks may be many, issue 33):
+ * <pre>
+ *   NEW -> DONE                        a one-shot run returned (or threw)
+ *   NEW -> CANCELLED                   cancel(false), dispose from the task's own thread
+ *   NEW -> INTERRUPTING -> INTERRUPTED cancel(true): the running thread, if any, is interrupted
+ * </pre>
+ * A run keeps NEW while it runs (a periodic task stays NEW between runs), so {@code isDisposed()},
+ * which is "not NEW", is false while it runs or waits for its next period, and true once it ran or
+ * was disposed. <b>The interrupt handshake</b>: {@code cancel(true)} takes INTERRUPTING before it
+ * reads {@code thread} and leaves it after the interrupt; a run clears {@code thread} and then waits
+ * out INTERRUPTING, and clears its interrupt status if it ends INTERRUPTED: the interrupt reaches
+ * this run only, never the thread's next task. A run starts only from NEW, after publishing
+ * {@code thread} (publish, then check against a cancel). Disposing from another thread interrupts a
+ * running task; from the task's own thread it does not. A disposed task also withdraws its core
+ * handle (it leaves the line or the timer at once). The handle is bound after the hand-off, so
+ * {@link #submit} checks for a dispose that came first (publish, then check).
  *
  * <p><b>End.</b> A task ends when its last run returns, or when it is cancelled while no run is in
  * progress ({@code thread} is null: publish, then check against {@code run}); whichever comes
@@ -53,91 +61,82 @@ import reactor.util.context.Context;
  * pool cancels before it is due (guarantee 7) is refused the same way, with a
  * {@link PoolClosedException} as cause, if the subscriber can be reached ({@link #onCancel}).
  */
-final class PoolTask extends FutureTask<Void>
-    implements Disposable, CancellationAware, FailureAware {
+final class PoolTask implements Runnable, Disposable, CancellationAware, FailureAware {
 
   /** Core's periodic schedule: {@code scheduleAtFixedRate} or {@code ..WithFixedDelay}. */
   interface Periodic {
     Future<?> schedule(Runnable task, long initialDelay, long period, TimeUnit unit);
   }
 
+  private static final AtomicIntegerFieldUpdater<PoolTask> STATE =
+      AtomicIntegerFieldUpdater.newUpdater(PoolTask.class, "state");
   private static final AtomicIntegerFieldUpdater<PoolTask> ENDED =
       AtomicIntegerFieldUpdater.newUpdater(PoolTask.class, "ended");
+  private static final int NEW = 0;
+  private static final int DONE = 1;
+  private static final int CANCELLED = 2;
+  private static final int INTERRUPTING = 3;
+  private static final int INTERRUPTED = 4;
 
+  /** See the class notes. */
+  private volatile int state;
+  /** 1 once the task ended and left its group. */
+  private volatile int ended;
+  /** The user's runnable as {@code onSchedule} decorated it, or a periodic task's {@link Run}. */
+  private final Object job;
   /**
    * The runnable as Reactor's operator gave it (before {@code onSchedule}): told of an expiry or of
    * a timer the pool cancelled.
    */
   private final Runnable source;
-  private final Body body;
-  private final Disposable.Composite parent;
-  /** Whether it waits on a timer (delayed or periodic). */
-  final boolean timed;
-  /** A periodic task's schedule, else null; its period in nanoseconds ({@code <= 0}: at once). */
-  private final Periodic periodic;
-  private final long period;
-
+  private final TaskOwner parent;
   /** The thread in {@link #run}, else null. */
   private volatile Thread thread;
   /** Core's handle: a {@link TaskHandle} or a timer's {@link Future}; null until bound. */
   private volatile Object handle;
-  /** Set before a {@code cancel(true)}: the run clears the interrupt meant for it. */
-  private volatile boolean interrupt;
-  private volatile int ended;
 
-  /** The user's runnable as {@code onSchedule} decorated it; keeps a run's failure for rethrow. */
-  private static final class Body implements Callable<Void> {
+  /** A periodic task's runnable (decorated), its schedule and its period in nanoseconds. */
+  private static final class Run {
     final Runnable task;
-    Throwable failure;
+    final Periodic periodic;
+    /** {@code <= 0}: again at once. */
+    final long period;
 
-    Body(Runnable task) {
+    Run(Runnable task, Periodic periodic, long period) {
       this.task = task;
-    }
-
-    @Override
-    public Void call() {
-      try {
-        task.run();
-      } catch (Throwable t) {
-        failure = t; // not to FutureTask: a periodic task survives a failed run
-      }
-      return null;
+      this.periodic = periodic;
+      this.period = period;
     }
   }
 
   /** An immediate or a delayed task. */
-  PoolTask(Runnable source, Runnable decorated, Disposable.Composite parent, boolean timed) {
-    this(source, new Body(decorated), parent, timed, null, 0);
+  PoolTask(Runnable source, Runnable decorated, TaskOwner parent) {
+    this.job = decorated;
+    this.source = source;
+    this.parent = parent;
   }
 
   /**
    * A periodic task of Reactor's {@code source} (passed through {@code onSchedule} here); put it on
    * its schedule with {@code submit(() -> t.arm(initialDelay))}.
    */
-  PoolTask(Runnable source, Disposable.Composite parent, long period, TimeUnit unit,
+  PoolTask(Runnable source, TaskOwner parent, long period, TimeUnit unit,
       Periodic atFixedRate, Periodic withFixedDelay) {
-    this(source, new Body(Schedulers.onSchedule(source)), parent, true,
-        period > 0 ? atFixedRate : withFixedDelay, unit.toNanos(period));
-  }
-
-  private PoolTask(Runnable source, Body body, Disposable.Composite parent, boolean timed,
-      Periodic periodic, long period) {
-    super(body);
+    this.job = new Run(Schedulers.onSchedule(source), period > 0 ? atFixedRate : withFixedDelay,
+        unit.toNanos(period));
     this.source = source;
-    this.body = body;
     this.parent = parent;
-    this.timed = timed;
-    this.periodic = periodic;
-    this.period = period;
   }
 
   boolean isPeriodic() {
-    return periodic != null;
+    return job instanceof Run;
   }
 
   /** A periodic task's schedule, its first run after {@code initialDelayNanos}. */
   Future<?> arm(long initialDelayNanos) {
-    return periodic.schedule(this, initialDelayNanos, Math.max(1, period), TimeUnit.NANOSECONDS);
+    Run r = (Run) job;
+    return r.periodic.schedule(this, initialDelayNanos, Math.max(1, r.period),
+        TimeUnit.NANOSECONDS);
   }
 
   /**
@@ -154,7 +153,7 @@ final class PoolTask extends FutureTask<Void>
       throw refused;
     }
     handle = h;
-    if (isCancelled()) {
+    if (state >= CANCELLED) {
       withdraw(h);
     }
     return this;
@@ -162,26 +161,38 @@ final class PoolTask extends FutureTask<Void>
 
   @Override
   public void run() {
-    if (parent.isDisposed()) {
+    if (parent.stopsTasks()) {
       cancel(false); // its scheduler or worker was disposed: a task that has not started never does
       return;
     }
     thread = Thread.currentThread();
-    boolean again = false;
+    boolean ran = false;
+    Throwable failure = null;
     try {
-      if (periodic == null) {
-        super.run();
-      } else {
-        again = runAndReset();
+      if (state == NEW) { // publish (thread), then check: a cancel now interrupts this run
+        ran = true;
+        Runnable task = job instanceof Run r ? r.task : (Runnable) job;
+        try {
+          task.run();
+        } catch (Throwable t) {
+          failure = t; // a periodic task survives a failed run
+        }
+        if (!(job instanceof Run)) {
+          STATE.compareAndSet(this, NEW, DONE); // unless cancelled meanwhile
+        }
       }
     } finally {
       thread = null;
     }
-    if (interrupt && isCancelled()) {
-      Thread.interrupted(); // landed during the run (FutureTask waits for it): for this task only
+    int s;
+    while ((s = state) == INTERRUPTING) {
+      Thread.onSpinWait(); // a cancel(true) is delivering its interrupt: let it land, then clear it
     }
-    Throwable failure = body.failure;
-    body.failure = null;
+    if (s == INTERRUPTED) {
+      Thread.interrupted(); // meant for this task only
+    }
+    // Read after thread was cleared: a cancel that comes later finds no run and ends the task.
+    boolean again = ran && s == NEW && job instanceof Run;
     if (!again) {
       end();
     }
@@ -198,6 +209,7 @@ final class PoolTask extends FutureTask<Void>
    * core keeps the task's first decoration (guarantee 15).
    */
   private void rearm() {
+    long period = ((Run) job).period;
     long next = period > 0 && handle instanceof Delayed ending
         ? Math.max(0, ending.getDelay(TimeUnit.NANOSECONDS) + period) : 0;
     try {
@@ -207,13 +219,24 @@ final class PoolTask extends FutureTask<Void>
     }
   }
 
-  @Override
-  public boolean cancel(boolean mayInterruptIfRunning) {
-    if (mayInterruptIfRunning) {
-      interrupt = true;
-    }
-    if (!super.cancel(mayInterruptIfRunning)) {
+  /**
+   * Cancels the task unless it ran (or was cancelled) already; with {@code mayInterruptIfRunning},
+   * a run in progress is interrupted (see the handshake in the class notes). Withdraws its core
+   * handle; ends it if no run is in progress.
+   */
+  boolean cancel(boolean mayInterruptIfRunning) {
+    if (!STATE.compareAndSet(this, NEW, mayInterruptIfRunning ? INTERRUPTING : CANCELLED)) {
       return false;
+    }
+    if (mayInterruptIfRunning) {
+      try {
+        Thread t = thread;
+        if (t != null) {
+          t.interrupt();
+        }
+      } finally {
+        state = INTERRUPTED;
+      }
     }
     withdraw(handle);
     if (thread == null) {
@@ -227,7 +250,7 @@ final class PoolTask extends FutureTask<Void>
    * one-shot run in progress finishes undisturbed, and reads disposed once it returned.
    */
   void stop() {
-    if (periodic != null || thread == null) {
+    if (job instanceof Run || thread == null) {
       cancel(false);
     }
   }
@@ -240,7 +263,7 @@ final class PoolTask extends FutureTask<Void>
 
   @Override
   public boolean isDisposed() {
-    return isDone();
+    return state != NEW;
   }
 
   /** Leaves the line or the timer; never core's interrupt (the task delivers its own). */
@@ -254,7 +277,7 @@ final class PoolTask extends FutureTask<Void>
 
   private void end() {
     if (ENDED.compareAndSet(this, 0, 1)) {
-      parent.remove(this);
+      parent.ended(this);
     }
   }
 
@@ -316,6 +339,7 @@ final class PoolTask extends FutureTask<Void>
 
   @Override
   public String toString() {
-    return "PoolTask[" + body.task + (isDone() ? ", disposed]" : "]");
+    Runnable task = job instanceof Run r ? r.task : (Runnable) job;
+    return "PoolTask[" + task + (state != NEW ? ", disposed]" : "]");
   }
 }

@@ -1,9 +1,9 @@
 package dev.warmpool.reactor;
 
 import dev.warmpool.SerialExecutor;
-import dev.warmpool.WorkerPool;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import reactor.core.Disposable;
 import reactor.core.Scannable;
 import reactor.core.scheduler.Scheduler;
@@ -17,30 +17,54 @@ import reactor.core.scheduler.Schedulers;
  * came due; later tasks wait their turn (guarantee 6). {@link #dispose()} refuses later tasks,
  * closes the lane and disposes the worker's tasks: pending ones never run, a running one is
  * interrupted, as with Reactor's own workers.
+ *
+ * <p><b>Its tasks.</b> The worker is itself the group of its tasks not yet ended, in the compact
+ * {@link MemberSet} it is (see {@link TaskGroup}, the scheduler's root, which holds the live
+ * workers): {@code BUFFERED} is their count. A submitter counts and publishes the task first and
+ * reads the states second; a dispose writes the state first and sweeps second: either the task is
+ * refused or the sweep sees it. An idle worker holding one timer costs its header, seven fields and
+ * the lane (issue 33: idle workers may be many).
  */
-final class PoolWorker implements Scheduler.Worker, Scannable {
-  private final PoolScheduler parent;
-  private final WorkerPool pool;
-  private final SerialExecutor lane;
-  private final WorkerGroup tasks;
+final class PoolWorker extends MemberSet implements Scheduler.Worker, Scannable, TaskOwner {
+  private static final AtomicIntegerFieldUpdater<PoolWorker> STATE =
+      AtomicIntegerFieldUpdater.newUpdater(PoolWorker.class, "state");
 
-  PoolWorker(PoolScheduler parent, WorkerPool pool, WorkerGroup tasks) {
+  private final PoolScheduler parent;
+  private final SerialExecutor lane;
+  /** {@link TaskGroup#OPEN} or {@link TaskGroup#DISPOSED}. */
+  private volatile int state;
+  /** Its links among its scheduler's live workers ({@link TaskGroup}, under the root's lock). */
+  PoolWorker prev;
+  PoolWorker next;
+
+  /** A new worker of {@code parent}, joined to its root before any task can be accepted. */
+  PoolWorker(PoolScheduler parent) {
     this.parent = parent;
-    this.pool = pool;
-    this.lane = pool.newSerialExecutor();
-    this.tasks = tasks;
+    this.lane = parent.pool.newSerialExecutor();
+    parent.tasks.join(this);
+  }
+
+  /**
+   * Accepts a task of the worker about to be handed to core, or refuses it (the task ends) with
+   * Reactor's rejections (see {@link TaskGroup#checkAccepted}).
+   */
+  private void accept(PoolTask t) {
+    TaskGroup root = parent.tasks;
+    root.counted();
+    addMember(t);
+    root.checkAccepted(t, state); // publish, then check
   }
 
   @Override
   public Disposable schedule(Runnable task) {
     Runnable source = Objects.requireNonNull(task, "task must not be null");
-    PoolTask t = new PoolTask(source, Schedulers.onSchedule(source), tasks, false);
+    PoolTask t = new PoolTask(source, Schedulers.onSchedule(source), this);
     parent.watchPool();
-    tasks.accept(t);
+    accept(t);
     try {
       return t.submit(() -> lane.enqueue(t)); // its handle: a dispose withdraws it from the lane
     } catch (RuntimeException rejected) {
-      if (pool.isTerminated()) {
+      if (parent.pool.isTerminated()) {
         dispose(); // the lane dropped its other pending tasks too: nothing of this worker will run
       }
       throw rejected;
@@ -56,9 +80,9 @@ final class PoolWorker implements Scheduler.Worker, Scannable {
   public Disposable schedule(Runnable task, long delay, TimeUnit unit) {
     Objects.requireNonNull(unit, "unit must not be null");
     Runnable source = Objects.requireNonNull(task, "task must not be null");
-    PoolTask t = new PoolTask(source, Schedulers.onSchedule(source), tasks, true);
+    PoolTask t = new PoolTask(source, Schedulers.onSchedule(source), this);
     parent.watchPool(); // a due timer is accepted work: shutdownNow may hand it back
-    tasks.accept(t);
+    accept(t);
     return t.submit(() -> lane.schedule(t, delay, unit));
   }
 
@@ -66,22 +90,49 @@ final class PoolWorker implements Scheduler.Worker, Scannable {
   public Disposable schedulePeriodically(Runnable task, long initialDelay, long period,
       TimeUnit unit) {
     Objects.requireNonNull(unit, "unit must not be null");
-    PoolTask t = new PoolTask(Objects.requireNonNull(task, "task must not be null"), tasks,
+    PoolTask t = new PoolTask(Objects.requireNonNull(task, "task must not be null"), this,
         period, unit, lane::scheduleAtFixedRate, lane::scheduleWithFixedDelay);
-    tasks.accept(t);
+    accept(t);
     return t.submit(() -> t.arm(unit.toNanos(initialDelay)));
   }
 
+  /** Refuses later tasks, disposes each pending one and leaves the root; closes the lane. */
   @Override
   public void dispose() {
-    if (tasks.close()) {
-      lane.close();
+    if (!STATE.compareAndSet(this, TaskGroup.OPEN, TaskGroup.DISPOSED)) {
+      return;
     }
+    for (Object t : snapshot()) { // outside the lock: a disposed task leaves the worker
+      ((Disposable) t).dispose();
+    }
+    parent.tasks.leave(this); // its tasks are ended or end by themselves
+    lane.close();
   }
 
   @Override
   public boolean isDisposed() {
-    return !tasks.isOpen();
+    return state == TaskGroup.DISPOSED;
+  }
+
+  /** Tasks that have not started must not start: this worker, or its scheduler, is disposed. */
+  @Override
+  public boolean stopsTasks() {
+    return state == TaskGroup.DISPOSED || parent.tasks.isDisposed();
+  }
+
+  /** A task of this worker ended (called once per accepted task, by the task). */
+  @Override
+  public void ended(PoolTask t) {
+    removeMember(t);
+    parent.tasks.ended();
+  }
+
+  /**
+   * Its tasks not ended, 0 once disposed (a disposed task still running is no longer the worker's;
+   * the root counts it until it ends).
+   */
+  int size() {
+    return state == TaskGroup.DISPOSED ? 0 : memberCount();
   }
 
   @Override
@@ -96,7 +147,7 @@ final class PoolWorker implements Scheduler.Worker, Scannable {
     if (key == Attr.NAME) {
       return toString();
     }
-    return key == Attr.BUFFERED ? tasks.size() : null;
+    return key == Attr.BUFFERED ? size() : null;
   }
 
   @Override

@@ -1,5 +1,7 @@
 package dev.warmpool.reactor;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
@@ -9,11 +11,11 @@ import reactor.core.Disposable;
 import reactor.core.Exceptions;
 
 /**
- * The container a {@link PoolTask} knows (Reactor's {@link Disposable.Composite}): a scheduler's
- * group (the root) or one worker's ({@link WorkerGroup}). A task is accepted into its group before
- * it is handed to core and removes itself exactly once, when it ends. Each task is a member of
- * exactly one group (its own); the root counts every task of the scheduler and holds its direct
- * tasks and the groups of its live workers, so that its sweep reaches every task.
+ * The group a {@link PoolTask} knows ({@link TaskOwner}): a scheduler's group (the root, this
+ * class) or one worker, which is the group of its own tasks ({@link PoolWorker}). A task is
+ * accepted into its group before it is handed to core and removes itself exactly once, when it
+ * ends. Each task is a member of exactly one group (its own); the root counts every task of the
+ * scheduler and holds its direct tasks and its live workers, so that its sweep reaches every task.
  *
  * <ul>
  *   <li>Root: counts every accepted task. {@code GRACEFUL} refuses new tasks and cancels the
@@ -22,20 +24,20 @@ import reactor.core.Exceptions;
  *       timer), and a task that has not started never starts ({@link #isDisposed()}). Running
  *       tasks are not interrupted. When the count reaches zero outside {@code OPEN},
  *       {@code onQuiet} runs.</li>
- *   <li>A worker's ({@link WorkerGroup}): holds all its tasks ({@code size()} is the worker's
+ *   <li>A worker's ({@link PoolWorker}): holds all its tasks ({@code size()} is the worker's
  *       {@code BUFFERED}); {@code dispose()} refuses new tasks, disposes each one (pending ones
  *       never run, a running one is interrupted) and leaves the root.</li>
  * </ul>
  * A submitter counts and publishes the task first and reads the state second; a closer writes the
  * state first and sweeps second: either the task is refused or the sweep (and the count) sees it.
- * A worker's group joins the root before any task can be accepted into it, so the root's sweep,
+ * A worker joins the root before any task can be accepted into it, so the root's sweep,
  * which reads the root's state before the worker's members, sees the worker's tasks.
  *
- * <p><b>Footprint.</b> The root takes tasks from every thread: a concurrent set. A worker's group is
- * a separate, smaller class holding its tasks in the compact {@link MemberSet} it is, as a Reactor
- * worker is used by one thread at a time and idle workers may be many (issue 33).
+ * <p><b>Footprint.</b> The root takes tasks from every thread: a concurrent set. A worker holds
+ * its tasks in the compact {@link MemberSet} it is (no object of its own), as a Reactor worker is
+ * used by one thread at a time and idle workers may be many (issue 33).
  */
-final class TaskGroup implements Disposable.Composite {
+final class TaskGroup implements Disposable.Composite, TaskOwner {
   static final int OPEN = 0;
   static final int GRACEFUL = 1;
   static final int DISPOSED = 2;
@@ -48,8 +50,15 @@ final class TaskGroup implements Disposable.Composite {
   /** The root's owner, named in its rejections. */
   private final Object owner;
   private final Runnable onQuiet;
-  /** Direct tasks and the groups of live workers. */
+  /** Direct tasks (taken and left from every thread: a concurrent set). */
   private final Set<Disposable> members = ConcurrentHashMap.newKeySet();
+  /**
+   * The live workers, each the group of its tasks: a list through the workers' own links
+   * ({@link PoolWorker#prev}, {@link PoolWorker#next}), under this object's lock. Idle workers may
+   * be many (issue 33): a concurrent set's node and table slot cost about 42 bytes each, the links
+   * 8; joining and leaving are a few stores under the lock.
+   */
+  private PoolWorker workers;
   /** Accepted tasks not yet ended, direct and of the workers. */
   private volatile long count;
   private volatile int state;
@@ -60,16 +69,46 @@ final class TaskGroup implements Disposable.Composite {
     this.onQuiet = onQuiet;
   }
 
-  /** A worker's group, joined to this root until it is disposed. */
-  WorkerGroup newWorkerGroup() {
-    WorkerGroup g = new WorkerGroup(this);
-    members.add(g);
-    return g;
+  /** A new worker, joined to this root until it is disposed. */
+  void join(PoolWorker w) {
+    synchronized (this) {
+      PoolWorker first = workers;
+      w.next = first;
+      if (first != null) {
+        first.prev = w;
+      }
+      workers = w;
+    }
   }
 
-  /** A worker's group was disposed: its tasks are ended or end by themselves. */
-  void leave(WorkerGroup g) {
-    members.remove(g);
+  /** A worker was disposed (once): its tasks are ended or end by themselves. */
+  void leave(PoolWorker w) {
+    synchronized (this) {
+      PoolWorker prev = w.prev;
+      PoolWorker next = w.next;
+      if (prev == null) {
+        if (workers != w) {
+          return; // not joined
+        }
+        workers = next;
+      } else {
+        prev.next = next;
+      }
+      if (next != null) {
+        next.prev = prev;
+      }
+      w.prev = null;
+      w.next = null;
+    }
+  }
+
+  /** The live workers now; swept outside the lock (a disposed task may end its worker's part). */
+  synchronized List<PoolWorker> workers() {
+    List<PoolWorker> out = new ArrayList<>();
+    for (PoolWorker w = workers; w != null; w = w.next) {
+      out.add(w);
+    }
+    return out;
   }
 
   /**
@@ -98,7 +137,7 @@ final class TaskGroup implements Disposable.Composite {
     }
   }
 
-  /** Counts a task accepted into a worker's group. */
+  /** Counts a task accepted by a worker. */
   void counted() {
     COUNT.incrementAndGet(this);
   }
@@ -136,12 +175,11 @@ final class TaskGroup implements Disposable.Composite {
     for (int s; (s = state) < to; ) {
       if (STATE.compareAndSet(this, s, to)) {
         for (Disposable d : members) {
-          if (d instanceof WorkerGroup worker) {
-            for (Object t : worker.snapshot()) {
-              stop((PoolTask) t, to);
-            }
-          } else {
-            stop((PoolTask) d, to);
+          stop((PoolTask) d, to);
+        }
+        for (PoolWorker worker : workers()) {
+          for (Object t : worker.snapshot()) {
+            stop((PoolTask) t, to);
           }
         }
         return true;
@@ -165,12 +203,11 @@ final class TaskGroup implements Disposable.Composite {
   /** The root, once its pool terminated: refuses every task that never ran (see PoolTask). */
   void refuseHandedBack(String pool) {
     for (Disposable d : members) {
-      if (d instanceof WorkerGroup worker) {
-        for (Object t : worker.snapshot()) {
-          ((PoolTask) t).handedBack(pool);
-        }
-      } else {
-        ((PoolTask) d).handedBack(pool);
+      ((PoolTask) d).handedBack(pool);
+    }
+    for (PoolWorker worker : workers()) {
+      for (Object t : worker.snapshot()) {
+        ((PoolTask) t).handedBack(pool);
       }
     }
   }
@@ -179,6 +216,17 @@ final class TaskGroup implements Disposable.Composite {
   @Override
   public boolean isDisposed() {
     return state == DISPOSED;
+  }
+
+  @Override
+  public boolean stopsTasks() {
+    return state == DISPOSED;
+  }
+
+  /** A direct task ended (called once per accepted task, by the task). */
+  @Override
+  public void ended(PoolTask t) {
+    remove(t);
   }
 
   /** Whether the scheduler still accepts tasks. */

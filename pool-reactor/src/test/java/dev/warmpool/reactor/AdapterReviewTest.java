@@ -917,15 +917,20 @@ class AdapterReviewTest {
 
   @SuppressWarnings("unchecked")
   private static Set<Object> members(Object group) throws ReflectiveOperationException {
-    if (group instanceof MemberSet worker) { // a worker's group: its compact set
+    if (group instanceof MemberSet worker) { // a worker: its compact set
       return Set.of(worker.snapshot());
     }
     Field f = TaskGroup.class.getDeclaredField("members");
     f.setAccessible(true);
-    return (Set<Object>) f.get(group);
+    Set<Object> all = new java.util.HashSet<>((Set<Object>) f.get(group)); // direct tasks
+    all.addAll(((TaskGroup) group).workers()); // and the live workers
+    return all;
   }
 
   private static Object groupOf(Object owner, Class<?> type) throws ReflectiveOperationException {
+    if (owner instanceof PoolWorker worker) {
+      return worker; // a worker is the group of its tasks
+    }
     Field f = type.getDeclaredField("tasks");
     f.setAccessible(true);
     return f.get(owner);

@@ -110,6 +110,51 @@ class WorkerFootprintTest {
     s.disposeGracefully().block(Duration.ofSeconds(30)); // already disposed: completes once quiet
   }
 
+  /**
+   * The scheduler's live workers are a list through the workers' own links (issue 33): a dispose of
+   * the scheduler racing workers that join and leave it from two threads still reaches every task
+   * (DESIGN section 5, adapters: dispose cancels everything pending): each schedule was refused or
+   * its task reads disposed, and the root's count reaches zero (the graceful disposal completes).
+   */
+  @Test
+  void schedulerDisposeRacingWorkersJoiningAndLeavingLeavesNoTaskPending() throws Exception {
+    for (int round = 0; round < 200; round++) {
+      Scheduler s = PoolSchedulers.from(pool);
+      List<Disposable> returned = Collections.synchronizedList(new ArrayList<>());
+      CountDownLatch go = new CountDownLatch(1);
+      List<Thread> threads = new ArrayList<>();
+      for (int t = 0; t < 2; t++) {
+        Thread th = new Thread(() -> {
+          try {
+            go.await();
+            for (int i = 0; i < 50; i++) {
+              Scheduler.Worker w = s.createWorker();
+              returned.add(w.schedule(() -> { }, 1, TimeUnit.HOURS));
+              if (i % 2 == 0) {
+                w.dispose(); // leaves the root while the scheduler's sweep may walk its list
+              }
+            }
+          } catch (RejectedExecutionException refused) {
+            // the scheduler was disposed: every later schedule is refused
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        });
+        th.start();
+        threads.add(th);
+      }
+      go.countDown();
+      s.dispose();
+      for (Thread th : threads) {
+        th.join();
+      }
+      synchronized (returned) {
+        assertThat(returned).as("round %d", round).allMatch(Disposable::isDisposed);
+      }
+      s.disposeGracefully().block(Duration.ofSeconds(30)); // every accepted task ended, once
+    }
+  }
+
   private static void parkBriefly() {
     java.util.concurrent.locks.LockSupport.parkNanos(10_000);
   }
