@@ -5,6 +5,7 @@ import dev.warmpool.FailureAware
 import dev.warmpool.PoolClosedException
 import dev.warmpool.PoolOverloadedException
 import dev.warmpool.SerialExecutor
+import dev.warmpool.TaskHandle
 import dev.warmpool.WorkerPool
 import java.lang.ref.WeakReference
 import java.util.Collections
@@ -72,13 +73,26 @@ import java.util.concurrent.TimeUnit
  * **Handed back by `shutdownNow`.** `shutdownNow()` returns a unit whose block waits in line (a first
  * dispatch waiting for admission, a resume waiting its turn, a `withWorker` start) to its caller, and
  * nothing else tells the coroutine: it would stay suspended for ever. So each dispatcher watches its
- * pool's termination ([watchTermination]); then every unit of it whose block has not run is refused
- * as a closed pool refuses a dispatch: the coroutine is cancelled with a [PoolClosedException] cause
- * and its block finishes on [Dispatchers.IO] (a waiting `withWorker` caller throws the
+ * pool's termination ([watchTermination]); then every unit of it whose block was handed back is
+ * refused as a closed pool refuses a dispatch: the coroutine is cancelled with a [PoolClosedException]
+ * cause and its block finishes on [Dispatchers.IO] (a waiting `withWorker` caller throws the
  * [PoolClosedException]). The block is taken from the unit with one CAS, so if the caller of
  * `shutdownNow` runs the handed-back task, that run finds nothing to do: the block runs exactly once.
  * The same CAS settles a first dispatch that the pool refuses while the sweep runs (a unit is
  * registered before the pool decides): whichever takes the block refuses it, once.
+ *
+ * **Generations** (review r7, F5). A terminated pool can be rebooted, also before the hook of its
+ * old generation has run (the stage completes after the pool reads terminated, and a `whenTerminated`
+ * dependent registered later runs first), and core shows no generation's identity: `whenTerminated()`
+ * returns a fresh stage per call. So a sweep does not ask "which generation was this block queued
+ * in" but "was it handed back": a first dispatch and a `withWorker` start keep the [TaskHandle] of
+ * their queued task, which reads done (not cancelled, not expired) once `shutdownNow` handed it back,
+ * and one still waiting in a rebooted pool's line is left alone. A block queued without a handle (a
+ * resume in an admitted lane) is refused only while the pool still reads terminated. Every dispatch
+ * that queues a block first publishes it in its unit, then checks that a hook is watching
+ * ([watchTermination]: registering one, on the pool's current generation, if none is), and a hook
+ * that finds a block still waiting in a live line watches the current generation again: so every
+ * generation a block waits in is watched, whichever way a reboot races the hooks.
  */
 @OptIn(InternalCoroutinesApi::class) // Delay: kotlinx's own executor dispatchers implement it too
 internal class PoolDispatcher private constructor(
@@ -127,7 +141,10 @@ internal class PoolDispatcher private constructor(
         return true
     }
 
-    /** Whether a termination hook is registered on this generation of [pool] (see [watchTermination]). */
+    /**
+     * Whether a termination hook is registered whose sweep has not started (see [watchTermination]).
+     * Set when one is registered, cleared by that hook as it starts, so at most one is pending.
+     */
     private val watching = AtomicBoolean()
 
     override fun dispatch(context: CoroutineContext, block: Runnable) {
@@ -159,7 +176,10 @@ internal class PoolDispatcher private constructor(
                         unit.lane.executeAdmitted(unit)
                     } catch (closed: RejectedExecutionException) {
                         if (unit.takeBack(block)) throw closed
+                        return@reopening
                     }
+                    // Published, then checked: the pool may have been rebooted since any hook was registered.
+                    watchTermination()
                 } else {
                     // a job shared by raw coroutines, or admitted through another dispatcher of the family
                     pool.newSerialExecutor().executeAdmitted(block)
@@ -181,19 +201,24 @@ internal class PoolDispatcher private constructor(
             return
         }
         unit.watch()
-        unit.offer(block)
+        val first = unit.offerFirst(block)
         try {
             reopening {
                 // Admitted or refused like any task; a lane is made only if the job dispatches again
                 // (most withContext jobs never do), and then it is admitted work (see [execute]).
-                if (isAdmittedWork(job, context, block)) unit.lane.executeAdmitted(unit) else pool.enqueue(unit)
+                if (isAdmittedWork(job, context, block)) unit.lane.executeAdmitted(unit) else first.handle = pool.enqueue(unit)
             }
         } catch (rejected: RejectedExecutionException) {
             units.remove(job, unit)
             // Refused once: the unit was registered (and its block held) before the pool refused, so a
             // shutdownNow racing this dispatch may have swept the unit and refused the block already.
-            if (unit.takeBack(block)) reject(context, block, rejected)
+            if (unit.takeBack(first)) reject(context, block, rejected)
+            return
         }
+        // Published (the block, then its handle), then checked: the watch taken above may be on a
+        // generation that terminated before the pool accepted the block (a reboot raced this dispatch).
+        watchTermination()
+        if (first.handle?.let(::handedBack) == true) unit.refuse(first, ::handedBackCause)
     }
 
     /**
@@ -296,22 +321,29 @@ internal class PoolDispatcher private constructor(
         }
         units[job] = unit
         unit.watch()
-        try {
-            reopening { unit.lane.execute(admission.start) }
+        val start = try {
+            reopening { unit.lane.enqueue(admission.start) }
         } catch (rejected: RejectedExecutionException) {
             units.remove(job, unit)
             admission.rejected(rejected)
             return
         }
+        unit.start = start
         admission.queued()
-        // Handed back and swept while still PENDING (the sweep leaves a PENDING start alone): refuse it now.
-        if (pool.isTerminated) unit.handedBack(::handedBackCause)
+        // Published, then checked, as in [admit]. Handed back and swept while still PENDING (the sweep
+        // leaves a PENDING start alone): refuse it now.
+        watchTermination()
+        if (handedBack(start)) admission.handedBack(::handedBackCause)
     }
 
     /**
-     * Registers [sweepHandedBack] on the pool's termination once per generation (a rebooted pool has a
-     * fresh termination; the hook clears [watching] so the next unit registers on it). Called before a
-     * unit is made, so a unit queued in a generation is swept when that generation terminates.
+     * Makes sure a hook is watching: if none is pending, registers one on the pool's current
+     * generation (a rebooted pool has a fresh termination; a hook clears [watching] as it starts, so
+     * the next dispatch registers again), then sweeps, since a block may have been handed back by a
+     * generation that ended before this registration. Called before a unit is made (so a `shutdownNow`
+     * racing a first dispatch is heard) and again after each dispatch has queued its block (publish,
+     * then check). A pending hook may belong to a generation that already ended (a reboot raced it):
+     * when it runs, it finds the blocks still waiting in the new line and watches again ([onTerminated]).
      */
     private fun watchTermination() {
         // A view's subpool terminates before its root pool (core's rule), so the family's dispatcher,
@@ -324,22 +356,31 @@ internal class PoolDispatcher private constructor(
             return
         }
         if (watching.get() || !watching.compareAndSet(false, true)) return
-        pool.whenTerminated().thenRun {
-            watching.set(false)
-            sweepHandedBack()
-        }
+        pool.whenTerminated().thenRun(::onTerminated)
+        sweepHandedBack()
     }
 
     /**
-     * The pool terminated: a unit of this family whose block is still waiting was handed back by
-     * `shutdownNow` (a graceful shutdown runs every block in line before it terminates). Refuses it, so
-     * the coroutine completes (see the class notes).
+     * A watched generation terminated (this may run after a reboot). Sweeps; if a block still waits
+     * in a live line, it was queued in a later generation, which is watched now, unless the pool
+     * reads terminated again (then no line holds a block, and a registration would only run at once).
      */
-    private fun sweepHandedBack() {
+    private fun onTerminated() {
+        watching.set(false)
+        if (sweepHandedBack() && !pool.isTerminated) watchTermination()
+    }
+
+    /**
+     * Refuses every unit of this family whose block `shutdownNow` handed back (see the class notes), so
+     * the coroutine completes. Returns whether a block still waits in a live line.
+     */
+    private fun sweepHandedBack(): Boolean {
+        var waiting = false
         for (unit in units.values) {
             val owner = unit.owner
-            unit.handedBack(owner::handedBackCause)
+            if (unit.sweep(owner::handedBackCause)) waiting = true
         }
+        return waiting
     }
 
     private fun handedBackCause() =
@@ -644,11 +685,21 @@ internal class PoolDispatcher private constructor(
         /** Holds [block] as the dispatch this unit runs next; false if one is outstanding already. */
         fun offer(block: Runnable): Boolean = pending.compareAndSet(null, block)
 
+        /**
+         * Holds the first dispatch's [block], wrapped so that the handle of its queued task is paired
+         * with this dispatch and no later one (kotlinx dispatches one block object again and again).
+         */
+        fun offerFirst(block: Runnable): FirstDispatch = FirstDispatch(block).also { pending.set(it) }
+
         /** Takes [block] back after the lane refused the unit; false if a run took it meanwhile. */
         fun takeBack(block: Runnable): Boolean = pending.compareAndSet(block, null)
 
+        /** For the unit of a [withWorker] call: the handle of its start's lane task, once queued. */
+        @Volatile
+        var start: TaskHandle? = null
+
         override fun run() {
-            runTracked(pending.getAndSet(null) ?: return)
+            runTracked(unwrap(pending.getAndSet(null) ?: return))
         }
 
         /** Runs [block] and throws the failure its coroutine started cancelling with, if any. */
@@ -690,23 +741,42 @@ internal class PoolDispatcher private constructor(
         override fun onExpired(cause: PoolOverloadedException) {
             owner.units.remove(job, this)
             val block = pending.getAndSet(null) ?: return
-            owner.reject(context, block, cause)
+            owner.reject(context, unwrap(block), cause)
         }
 
         /**
-         * The pool terminated: a block still held here was handed back by `shutdownNow` and never ran.
-         * Refuses it, as a closed pool refuses a dispatch; the CAS makes a later run of the
-         * handed-back unit a no-op.
+         * A sweep: refuses what `shutdownNow` handed back of this unit, as a closed pool refuses a
+         * dispatch (the CAS makes a later run of the handed-back unit a no-op). A `withWorker` start
+         * or a first dispatch with a handle is refused if its handle says handed back; a block
+         * without one (still on its way into the pool, or queued in an admitted lane) only if the
+         * root pool reads terminated (then no line holds it; a view's subpool may still read
+         * terminated after the root's reboot, and a dispatch on its way reopens it): a block waiting
+         * in a rebooted pool's line was accepted, and runs.
+         * Returns whether a block of this unit still waits in a live line.
          */
-        fun handedBack(cause: () -> PoolClosedException) {
+        fun sweep(cause: () -> PoolClosedException): Boolean {
             val a = admission
-            if (a != null) {
-                a.handedBack(cause)
-                return
+            val s = start
+            if (a != null && s != null && handedBack(s)) a.handedBack(cause)
+            val p = pending.get() ?: return a != null && s != null && !s.isDone
+            val handle = (p as? FirstDispatch)?.handle
+            return when {
+                handle != null && !handle.isDone -> true
+                handle != null || owner.root.isTerminated -> {
+                    if (handle == null || handedBack(handle)) refuse(p, cause)
+                    false
+                }
+                // in an admitted lane, or on its way into the pool (whose dispatch checks again after it)
+                else -> true
             }
-            val block = pending.getAndSet(null) ?: return
-            owner.reject(context, block, cause())
         }
+
+        /** Refuses [block] if it is still this unit's held dispatch: `shutdownNow` handed it back. */
+        fun refuse(block: Runnable, cause: () -> PoolClosedException) {
+            if (pending.compareAndSet(block, null)) owner.reject(context, unwrap(block), cause())
+        }
+
+        private fun unwrap(block: Runnable): Runnable = if (block is FirstDispatch) block.block else block
 
         /**
          * The job completed (forget it), or a coroutine started cancelling: a failure heard on the
@@ -723,7 +793,24 @@ internal class PoolDispatcher private constructor(
         }
     }
 
+    /**
+     * A unit's first dispatch while it is held (see [CoroutineUnit.offerFirst]): the block, and the
+     * handle of the pool task that carries it once the pool accepted it as a plain task.
+     */
+    internal class FirstDispatch(val block: Runnable) : Runnable {
+        @Volatile
+        var handle: TaskHandle? = null
+
+        override fun run() = block.run()
+    }
+
     companion object {
+        /**
+         * Whether a queued task's [handle] was handed back by `shutdownNow`: done, though it neither
+         * ran (its unit's block would be gone), was withdrawn, nor expired (its expiry refuses it).
+         */
+        private fun handedBack(handle: TaskHandle): Boolean = handle.isDone && !handle.isCancelled && !handle.isExpired
+
         /** Core's largest capacity (`WorkerPool.Builder.capacity`): no pool runs more at once. */
         private const val MAX_CAPACITY = 131_072
 
