@@ -114,7 +114,9 @@ final class Admission implements TaskEnvelope.Owner {
     this.adaptiveLifo = !nonblocking && policy.lifo();
     long standing = delayTargetNanos > 0 ? delayIntervalNanos
         : adaptiveLifo ? LinePolicy.LIFO_STANDING_NANOS : 0L;
-    this.line = new WaitingLine(standing, adaptiveLifo);
+    // An emptied line restarts its interval only after a quiet target (see WaitingLine).
+    this.line = new WaitingLine(standing, adaptiveLifo,
+        delayTargetNanos > 0 ? delayTargetNanos : standing / 20);
     this.plainPlacement = plainPlacement;
     this.name = name;
     this.description = description;

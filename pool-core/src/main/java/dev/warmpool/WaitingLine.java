@@ -22,11 +22,14 @@ import java.util.function.Supplier;
  * A line made with a standing interval ({@code controlledDelay} or {@code adaptiveLifo}) keeps
  * time: it is <em>standing</em> when it has not once been empty during the last interval, where
  * empty means <em>the pool caught up</em>: a seat came free and found no entry to serve
- * ({@link #caughtUp}). A line that finishing workers drain to nothing, each taking an entry, has not
- * emptied in that sense: no seat went idle, the overload goes on, and the entry that joins next
- * joins a line that still stands (as CoDel judges by a dequeue that finds the queue empty, not by
- * the instant the last packet leaves). Without this, a pool whose seats free in clumps would empty
- * its line for an instant every few task times and let entries wait a whole interval again. One
+ * ({@link #caughtUp}), and the line shed nothing during the last {@link #quietNanos} (the
+ * controlled-delay target). A line that finishing workers drain to nothing, each taking an entry,
+ * has not emptied in that sense: no seat went idle, the overload goes on, and the entry that joins
+ * next joins a line that still stands (as CoDel judges by a dequeue that finds the queue empty, not
+ * by the instant the last packet leaves). Nor has a line that emptied because it shed its entries
+ * (a pause of every thread, a GC's, leaves the whole line overdue at once; the seats then find it
+ * empty while the overload goes on). Without this, such an instant would let the entries of the
+ * next whole interval wait up to the interval again. One
  * timestamp tracks standing, {@link #emptySince}: the time an entry joined the line after the
  * pool caught up. It is written only under the lock and only when an entry links into an empty
  * line, so a pool whose line never forms pays nothing, and a line without a standing interval
@@ -75,6 +78,10 @@ final class WaitingLine {
    * line that forms rather than this one: that only moves when the line counts as emptied.
    */
   private volatile boolean caughtUp = true;
+  /** An empty line counts only if it shed nothing for this long (nanos); see the class notes. */
+  private final long quietNanos;
+  /** Accessed only under lock: when the line last shed an entry ({@link #expire}). */
+  private long lastShed;
   /**
    * Accessed only under lock, and only by a LIFO line: the oldest pinned entry in line, or null.
    * It moves forward only when that entry leaves (to the next pinned one behind it), so the
@@ -93,8 +100,18 @@ final class WaitingLine {
    * {@code lifo}, serves its newest entry first; {@code standingNanos == 0} keeps no time (FIFO).
    */
   WaitingLine(long standingNanos, boolean lifo) {
+    this(standingNanos, lifo, standingNanos / 20);
+  }
+
+  /**
+   * As above; an emptied line restarts the standing interval only if it shed nothing during the
+   * last {@code quietNanos} (the controlled-delay target).
+   */
+  WaitingLine(long standingNanos, boolean lifo, long quietNanos) {
     this.standingNanos = standingNanos;
     this.lifo = lifo && standingNanos > 0;
+    this.quietNanos = quietNanos;
+    this.lastShed = standingNanos > 0 ? System.nanoTime() - quietNanos : 0L; // as if long ago
   }
 
   int size() {
@@ -282,6 +299,9 @@ final class WaitingLine {
         return false;
       }
       unlink(e);
+      if (standingNanos > 0) {
+        lastShed = System.nanoTime();
+      }
       count.run();
       e.state = TaskEnvelope.EXPIRED;
       return true;
@@ -381,7 +401,7 @@ final class WaitingLine {
   private void link(TaskEnvelope e) {
     if (standingNanos > 0) {
       long now = System.nanoTime();
-      if (head == null && caughtUp) {
+      if (head == null && caughtUp && now - lastShed >= quietNanos) {
         caughtUp = false;
         emptySince = now; // the pool caught up, and its line was empty until this instant
       }

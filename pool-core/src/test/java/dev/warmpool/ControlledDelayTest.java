@@ -128,6 +128,9 @@ class ControlledDelayTest {
 
     releaseTimer.countDown();
     PoolFixture.awaitIdle(pool, 1); // the pool caught up
+    // ... and has shed nothing for longer than the target (the clock entry above was the last):
+    // not a synchronisation, a lower bound on elapsed time, which sleep guarantees.
+    Thread.sleep(3 * 20);
     PoolFixture.Gate second = fixture.occupy(pool);
     AtomicInteger ran = new AtomicInteger();
     TaskHandle joinsANewLine = pool.enqueue(ran::incrementAndGet);
@@ -139,6 +142,30 @@ class ControlledDelayTest {
     assertThat(eventually(() -> pool.stats().waiting() == 0 && pool.stats().completed() == 4))
         .as(pool.stats().toString()).isTrue();
     assertThat(pool.stats().expired()).as("the entry and three clock entries").isEqualTo(4);
+  }
+
+  /**
+   * A line that emptied because it shed its entries (as after a pause of every thread, when the
+   * whole line is overdue at once) has not caught up: a seat that comes free and finds it empty
+   * within the target of the last shed does not restart the interval, and the next entry may wait
+   * only about the target.
+   */
+  @Test
+  void aLineThatShedItselfEmptyGoesOnStanding() throws Exception {
+    // A long target, so that "within the target of the shed" holds on a loaded machine too.
+    WorkerPool pool = pool(1, b -> b.controlledDelay(Duration.ofSeconds(2), ms(2500)));
+    PoolFixture.Gate first = fixture.occupy(pool);
+    TaskHandle shed = pool.enqueue(() -> { });
+    assertThat(eventually(shed::isExpired)).as("shed once the line stood").isTrue();
+    first.open(); // the seat comes free and finds the line empty, just after the shed
+    PoolFixture.awaitIdle(pool, 1);
+    fixture.occupy(pool);
+    TaskHandle next = pool.enqueue(() -> { });
+    // A clock entry with a bound of its own between the target (2 s) and the interval (2.5 s): a
+    // standing line's entry expires first; one of a line whose interval restarted would not.
+    passes(pool, ms(2200));
+    assertThat(next.isExpired()).as("the line still stood: the target bounds it").isTrue();
+    assertThat(pool.stats().expired()).isEqualTo(3);
   }
 
   @Test
