@@ -507,8 +507,9 @@ public interface WorkerPool extends ScheduledExecutorService, AutoCloseable {
      * Blocking mode: controlled delay (after CoDel and Facebook's "Fail at Scale"; default off).
      * While the waiting line has not once been empty during the last {@code interval}, it is
      * <em>standing</em> (empty meaning that the pool caught up: a seat came free and found no
-     * entry; a line that finishing workers drain to nothing, each taking an entry, goes on
-     * standing, as CoDel judges by a dequeue that finds its queue empty), and an entry that has waited longer than {@code target} while it stands
+     * entry, and the line shed nothing during the last {@code target}; a line that finishing
+     * workers drain to nothing, each taking an entry, or that shed itself empty after a pause of
+     * every thread, goes on standing, as CoDel judges by a dequeue that finds its queue empty), and an entry that has waited longer than {@code target} while it stands
      * leaves the line without running and without taking a seat, as expired: exactly as past a
      * line deadline ({@link #maxWaitInLine}), a blocked {@code execute} throws
      * {@link PoolOverloadedException} (its message says how long it waited and that the line
