@@ -153,7 +153,7 @@ class ControlledDelayTest {
   @Test
   void aLineThatShedItselfEmptyGoesOnStanding() throws Exception {
     // A long target, so that "within the target of the shed" holds on a loaded machine too.
-    WorkerPool pool = pool(1, b -> b.controlledDelay(Duration.ofSeconds(2), ms(2500)));
+    WorkerPool pool = pool(1, b -> b.controlledDelay(Duration.ofSeconds(1), ms(1250)));
     PoolFixture.Gate first = fixture.occupy(pool);
     TaskHandle shed = pool.enqueue(() -> { });
     assertThat(eventually(shed::isExpired)).as("shed once the line stood").isTrue();
@@ -161,9 +161,9 @@ class ControlledDelayTest {
     PoolFixture.awaitIdle(pool, 1);
     fixture.occupy(pool);
     TaskHandle next = pool.enqueue(() -> { });
-    // A clock entry with a bound of its own between the target (2 s) and the interval (2.5 s): a
+    // A clock entry with a bound of its own between the target (1 s) and the interval (1.25 s): a
     // standing line's entry expires first; one of a line whose interval restarted would not.
-    passes(pool, ms(2200));
+    passes(pool, ms(1100));
     assertThat(next.isExpired()).as("the line still stood: the target bounds it").isTrue();
     assertThat(pool.stats().expired()).isEqualTo(3);
   }

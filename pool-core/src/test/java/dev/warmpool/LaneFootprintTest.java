@@ -28,7 +28,8 @@ class LaneFootprintTest {
     try (WorkerPool pool = WorkerPool.builder().name("fresh").capacity(2).build()) {
       AtomicInteger running = new AtomicInteger();
       AtomicInteger overlaps = new AtomicInteger();
-      for (int round = 0; round < 1000; round++) {
+      int rounds = PoolFixture.stress(400);
+      for (int round = 0; round < rounds; round++) {
         SerialExecutor lane = pool.newSerialExecutor();
         CountDownLatch go = new CountDownLatch(1);
         CountDownLatch ran = new CountDownLatch(3);
@@ -59,7 +60,7 @@ class LaneFootprintTest {
       assertThat(overlaps.get()).isZero();
       awaitQuiet(pool);
       PoolStats s = pool.stats();
-      assertThat(s.submitted()).as("%s", s).isEqualTo(s.completed()).isEqualTo(3000);
+      assertThat(s.submitted()).as("%s", s).isEqualTo(s.completed()).isEqualTo(3L * rounds);
     }
   }
 
@@ -77,7 +78,7 @@ class LaneFootprintTest {
       AtomicInteger refused = new AtomicInteger();
       int accepted = 0;
       int timersDone = 0;
-      for (int round = 0; round < 1000; round++) {
+      for (int round = 0; round < PoolFixture.stress(400); round++) {
         SerialExecutor lane = pool.newSerialExecutor();
         List<ScheduledFuture<?>> futures = new CopyOnWriteArrayList<>();
         AtomicInteger executed = new AtomicInteger();

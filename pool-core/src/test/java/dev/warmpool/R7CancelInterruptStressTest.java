@@ -41,7 +41,8 @@ class R7CancelInterruptStressTest {
     SerialExecutor lane = where.equals("lane") ? pool.newSerialExecutor() : null;
     AtomicInteger leaked = new AtomicInteger();
     AtomicInteger interruptedA = new AtomicInteger();
-    long end = System.nanoTime() + PoolFixture.stress(Duration.ofSeconds(3)).toNanos();
+    // Short in the default build (CI time); longer with -Dwarmpool.stress.scale.
+    long end = System.nanoTime() + PoolFixture.stress(Duration.ofMillis(1500)).toNanos();
     int rounds = 0;
     while (System.nanoTime() < end) {
       rounds++;

@@ -117,7 +117,8 @@ class R7RaceStressTest {
   }
 
   private void stress(String where) throws Exception {
-    long end = System.nanoTime() + PoolFixture.stress(Duration.ofSeconds(4)).toNanos();
+    // Short in the default build (CI time); longer with -Dwarmpool.stress.scale.
+    long end = System.nanoTime() + PoolFixture.stress(Duration.ofSeconds(2)).toNanos();
     int rounds = 0;
     while (System.nanoTime() < end || rounds < 10) {
       rounds++;
