@@ -599,7 +599,10 @@ final class SerialLane extends MemberSet
     }
   }
 
-  /** After a dispatch the terminated pool refused: every queued task ends unrun, withdrawn. */
+  /**
+   * Every queued task ends unrun, withdrawn, as a closed lane's does: by {@link #close}, and after a
+   * dispatch the terminated pool refused.
+   */
   private void endLeftovers() {
     for (Runnable r; (r = queue.poll()) != null; ) {
       discard(r);
@@ -695,9 +698,7 @@ final class SerialLane extends MemberSet
     for (Object t : snapshot()) { // outside the lock: a cancelled timer forgets itself
       ((DelayedTask<?>) t).cancel(false); // due or not: a pending task of the lane
     }
-    for (Runnable r; (r = queue.poll()) != null; ) {
-      discard(r); // cancelled: it never ran and no longer counts as accepted
-    }
+    endLeftovers(); // cancelled: they never ran and no longer count as accepted
     leaveLine();
   }
 
