@@ -78,6 +78,7 @@ class LaneFootprintTest {
       AtomicInteger refused = new AtomicInteger();
       int accepted = 0;
       int timersDone = 0;
+      int timersScheduled = 0;
       for (int round = 0; round < PoolFixture.stress(400); round++) {
         SerialExecutor lane = pool.newSerialExecutor();
         List<ScheduledFuture<?>> futures = new CopyOnWriteArrayList<>();
@@ -110,6 +111,7 @@ class LaneFootprintTest {
         accepted += executed.get();
         for (ScheduledFuture<?> f : futures) {
           await().atMost(SAFETY).until(f::isDone); // ran, or cancelled by the close
+          timersScheduled++;
           if (!f.isCancelled()) {
             timersDone++;
           }
@@ -118,9 +120,12 @@ class LaneFootprintTest {
       }
       awaitQuiet(pool);
       // An execute that returned may still be cancelled by the close (a pending task): not counted.
-      // (A due timer may run before the close too: counted apart, by its future.)
+      // (A due timer may run before the close too: counted apart, by its future. A future whose
+      // task ran reads done; as with FutureTask, a cancel(false) landing after the task returned
+      // but before its future completed may still win, so a cancelled future may have run.)
       assertThat(ran.get()).isLessThanOrEqualTo(accepted);
-      assertThat(timersRan.get()).as("timers that ran, each once").isEqualTo(timersDone);
+      assertThat(timersRan.get()).as("every timer whose future completed ran, none twice")
+          .isGreaterThanOrEqualTo(timersDone).isLessThanOrEqualTo(timersScheduled);
       PoolStats s = pool.stats();
       assertThat(s.submitted()).as("%s, %d refused", s, refused.get()).isEqualTo(s.completed());
       assertThat(s.waiting()).isZero();
