@@ -761,7 +761,7 @@ class AdapterReviewTest {
     WorkerPool p = pool(WorkerPool.builder().name("r2arm").capacity(2));
     Scheduler s = PoolSchedulers.from(p);
     Object root = groupOf(s, PoolScheduler.class);
-    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(3);
+    long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(1_500);
     int rounds = 0;
     int refused = 0;
     while (System.nanoTime() < end) {
@@ -799,7 +799,7 @@ class AdapterReviewTest {
     WorkerPool p = pool(WorkerPool.builder().name("r2int").capacity(1));
     Scheduler s = PoolSchedulers.from(p);
     AtomicInteger leaked = new AtomicInteger();
-    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(4);
+    long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(2_000);
     int rounds = 0;
     while (System.nanoTime() < end) {
       rounds++;
@@ -971,7 +971,7 @@ class AdapterReviewTest {
   void disposeRacingTheTaskLifeKeepsCountersExact() throws Exception {
     WorkerPool p = pool(WorkerPool.builder().name("r2race").capacity(2));
     Scheduler s = PoolSchedulers.from(p);
-    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(4);
+    long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(2_000);
     int rounds = 0;
     while (System.nanoTime() < end) {
       rounds++;
