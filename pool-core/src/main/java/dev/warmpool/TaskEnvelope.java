@@ -27,9 +27,12 @@ import java.util.List;
  *   QUEUED   -> CLOSED       a subpool's parent refused it; its submitting call rejects it (CAS)
  *   QUEUED   -> EXPIRED      a subpool's task, seated in its subpool, whose place in the parent's
  *                            line passed the task's deadline (CAS)
- *   STARTED  -> DONE         it ran (CAS, waiting out INTERRUPTING)
+ *   STARTED  -> DONE         it ran (CAS)
  *   STARTED  -> INTERRUPTING -> STARTED   shutdownNow interrupts its runner (the handshake below)
  *   INTERRUPTING -> INTERRUPTING_AGAIN -> INTERRUPTING   asked again meanwhile: delivered again
+ *   INTERRUPTING(_AGAIN) -> ENDING -> ENDED -> DONE   it ran while an interrupt was on its way: the
+ *                            runner marks it ending, the interrupter ends its delivery, the runner
+ *                            moves it to DONE
  * </pre>
  * A handle's {@link #cancel(boolean)} succeeds only from WAITING or QUEUED; from STARTED it may
  * interrupt the runner (the handshake below) and reports false.
@@ -38,7 +41,10 @@ import java.util.List;
  * An interrupt meant for this task must never reach a later task of the same thread. So an
  * interrupter moves STARTED to INTERRUPTING, interrupts the runner, and moves back; a finishing
  * runner waits out INTERRUPTING before it moves to DONE (as {@code FutureTask} does), and then
- * clears an interrupt that was meant for the task it just ran.
+ * clears an interrupt that was meant for the task it just ran. A runner that finds an interrupt on
+ * its way marks the task ENDING first, and no new interrupt starts after that: threads that call
+ * {@code cancel(true)} in a loop cannot keep a finished task from ending (review r8, W1: each call
+ * started a new interrupt, and the runner waited seconds for a moment with none on its way).
  */
 class TaskEnvelope implements TaskHandle {
   static final int WAITING = 0;
@@ -55,6 +61,13 @@ class TaskEnvelope implements TaskHandle {
    * have landed and been handled, so the delivering interrupter delivers one more (review r7, F1).
    */
   static final int INTERRUPTING_AGAIN = 9;
+  /**
+   * The task returned while an interrupt was on its way: its interrupter ends the delivery (an
+   * interrupt owed again is moot now), and no other starts.
+   */
+  static final int ENDING = 10;
+  /** ENDING, and the delivery has ended: only the runner leaves it, to DONE. */
+  static final int ENDED = 11;
 
   /** What a handle's cancel needs from the pool the envelope belongs to. */
   interface Owner {
@@ -171,10 +184,22 @@ class TaskEnvelope implements TaskHandle {
 
   /** STARTED -> DONE, after an interrupt on its way has landed. */
   final void finish() {
-    // A CAS each time, not a plain write after the spin: a second interrupter may begin between
-    // our read of STARTED and our write, and must not find the task ended.
-    while (!transition(STARTED, DONE)) {
-      Thread.onSpinWait(); // INTERRUPTING (or _AGAIN): the interrupt is on its way; let it land
+    // A CAS from STARTED, not a plain write: an interrupter may begin between our read and our
+    // write, and must not find the task ended.
+    for (;;) {
+      int s = state;
+      if (s == STARTED) {
+        if (transition(STARTED, DONE)) {
+          break;
+        }
+      } else if (s == INTERRUPTING || s == INTERRUPTING_AGAIN) {
+        transition(s, ENDING); // the interrupt on its way lands; none starts after it
+      } else if (s == ENDED) {
+        state = DONE; // only the runner leaves ENDED
+        break;
+      } else {
+        Thread.onSpinWait(); // ENDING: the interrupt is on its way; let it land
+      }
     }
     runner = null;
   }
@@ -193,7 +218,7 @@ class TaskEnvelope implements TaskHandle {
           return; // the interrupter on its way delivers ours too, after its own
         }
       } else {
-        return; // not running, or an interrupt that follows our request is owed already
+        return; // not running, ending, or an interrupt that follows our request is owed already
       }
     }
   }
@@ -207,17 +232,22 @@ class TaskEnvelope implements TaskHandle {
       } else {
         Worker.interrupt((Thread) r); // never throws
       }
-      if (transition(INTERRUPTING, STARTED)) {
-        return;
+      for (;;) { // while this interrupter delivers, only the states below can be current
+        if (transition(INTERRUPTING, STARTED) || transition(ENDING, ENDED)) {
+          return;
+        }
+        if (transition(INTERRUPTING_AGAIN, INTERRUPTING)) {
+          break; // asked again meanwhile: deliver once more
+        }
       }
-      state = INTERRUPTING; // it was INTERRUPTING_AGAIN, which only this interrupter leaves
     }
   }
 
   /** Whether the task runs now (an interrupt may be on its way). */
   final boolean isRunning() {
     int s = state;
-    return s == STARTED || s == INTERRUPTING || s == INTERRUPTING_AGAIN;
+    return s == STARTED || s == INTERRUPTING || s == INTERRUPTING_AGAIN || s == ENDING
+        || s == ENDED;
   }
 
   /**
@@ -288,7 +318,7 @@ class TaskEnvelope implements TaskHandle {
     return "TaskHandle[" + switch (state) {
       case WAITING -> "waiting";
       case QUEUED -> "queued";
-      case STARTED, INTERRUPTING, INTERRUPTING_AGAIN -> "started";
+      case STARTED, INTERRUPTING, INTERRUPTING_AGAIN, ENDING, ENDED -> "started";
       case DONE -> "done";
       case CANCELLED -> "cancelled";
       case EXPIRED -> "expired";
