@@ -153,7 +153,7 @@ final class Admission implements TaskEnvelope.Owner {
       if (parent != null) {
         // A subpool's task with a free seat here may still wait in the parent's line: its
         // deadline travels with it.
-        e.deadline = deadlineFor(kind, mode, maxWaitNanos);
+        ((Subpool.Seat) e).deadline = deadlineFor(kind, mode, maxWaitNanos);
       }
       placement.placeEntry(e, mode);
     } else {
@@ -360,8 +360,10 @@ final class Admission implements TaskEnvelope.Owner {
     if (limit > 0) {
       // Only a line deadline is the entry's own, carried on into a parent's line (leftToWait);
       // controlled delay judges each line by its own standing.
-      e.deadline = now + Math.min(limit, Long.MAX_VALUE / 4);
-      at = e.deadline;
+      at = now + Math.min(limit, Long.MAX_VALUE / 4);
+      if (e instanceof Subpool.Seat seat) {
+        seat.deadline = at;
+      }
     }
     boolean byDelay = false;
     if (controlled) {
@@ -428,14 +430,15 @@ final class Admission implements TaskEnvelope.Owner {
    * Controlled delay: when an entry in line must leave it, fixed as it joins. It expires once it
    * has waited longer than the target while the line stands; the line stands once it has not been
    * empty for the interval. While the entry is in line the line is not empty, so the instant the
-   * line starts to stand ({@link TaskEnvelope#standsFrom}) cannot move before the entry leaves:
+   * line starts to stand ({@link WaitingLine.Stamp#standsFrom}) cannot move before the entry leaves:
    * the bound is the later of the two instants, known at the join, and one timer (a line
    * deadline's) finds it. So an entry that joins a line not standing may wait up to the interval,
    * and one that joins a standing line about the target.
    */
   long delayBound(TaskEnvelope e) {
-    long byTarget = e.joined + delayTargetNanos;
-    return byTarget - e.standsFrom > 0 ? byTarget : e.standsFrom;
+    WaitingLine.Stamp st = e.stamp;
+    long byTarget = st.joined + delayTargetNanos;
+    return byTarget - st.standsFrom > 0 ? byTarget : st.standsFrom;
   }
 
   /**

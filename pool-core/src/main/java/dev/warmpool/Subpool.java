@@ -86,6 +86,11 @@ final class Subpool extends AbstractWorkerPool {
   static final class Seat extends TaskEnvelope {
     final Subpool subpool;
     final LateHandle outer = new LateHandle();
+    /**
+     * When its line deadline passes ({@link System#nanoTime()}), or 0 for none: written before the
+     * seat is placed or linked, and carried on into the parent's line ({@link #leftToWait}).
+     */
+    long deadline;
 
     Seat(Subpool subpool, TaskKind kind, Object arg, Thread caller, int state) {
       super(subpool.admission, kind, arg, caller, state);

@@ -34,17 +34,36 @@ import java.util.function.Supplier;
  * pool caught up. It is written only under the lock and only when an entry links into an empty
  * line, so a pool whose line never forms pays nothing, and a line without a standing interval
  * never reads the clock. Each entry records, as it links, when it joined and from when
- * the line stands if the entry is still in it ({@link TaskEnvelope#standsFrom}): while the entry is
+ * the line stands if the entry is still in it ({@link Stamp#standsFrom}): while the entry is
  * in the line the line is not empty, so that instant cannot move until the entry leaves, which is
  * what lets {@link Admission} fix an entry's controlled-delay bound when it joins.
  *
  * <p>With {@code lifo}, while the line stands a freed seat goes to the newest entry ({@link #next});
  * FIFO otherwise. LIFO reorders only entries that a deadline can shed; work that can never be shed
- * ({@link TaskEnvelope#pinned}: admitted units, callers and tasks without a line deadline, a lane
+ * ({@link Stamp#pinned}: admitted units, callers and tasks without a line deadline, a lane
  * admitted while its entry waits) is not starved: it is never served newest first, and once the
  * oldest such entry has waited a whole standing interval, it goes first, wherever it waits.
  */
 final class WaitingLine {
+  /**
+   * What a line that keeps time records of an entry as it links ({@link TaskEnvelope#stamp}): a
+   * side object, so entries of lines that keep no time, most lines, do without it. Accessed under
+   * the line's lock, and by the thread that linked the entry. A serial lane's reused entry reuses
+   * its stamp.
+   */
+  static final class Stamp {
+    /** When the entry joined ({@link System#nanoTime()}). */
+    long joined;
+    /** From when the line stands if the entry is still in it. */
+    long standsFrom;
+    /**
+     * No deadline can take it out of the line (admitted work, a caller or task that joined
+     * without a line deadline, a lane admitted while its entry waits): it leaves only by being
+     * served or withdrawn, so adaptive LIFO must not starve it.
+     */
+    boolean pinned;
+  }
+
   /** The outcome of {@link #offer}. */
   enum Offer {
     LINKED,
@@ -142,8 +161,7 @@ final class WaitingLine {
       if (size >= bound) {
         return Offer.FULL;
       }
-      e.pinned = !sheddable;
-      link(e);
+      link(e, !sheddable);
       return Offer.LINKED;
     } finally {
       lock.unlock();
@@ -223,13 +241,13 @@ final class WaitingLine {
       return h; // not standing
     }
     TaskEnvelope p = oldestPinned;
-    if (p != null && now - p.joined >= standingNanos) {
+    if (p != null && now - p.stamp.joined >= standingNanos) {
       // Pinned work behind sheddable entries is not starved by newer ones: checked before the
       // newest entry's own pin, or a pinned newcomer would send it behind every entry LIFO
       // passed over while it waited (review r7, F2).
       return p;
     }
-    return t.pinned ? h : t; // a newest entry that cannot be shed does not barge in
+    return t.stamp.pinned ? h : t; // a newest entry that cannot be shed does not barge in
   }
 
   /**
@@ -243,8 +261,9 @@ final class WaitingLine {
       if (e.state != TaskEnvelope.WAITING || (head != e && e.prev == null)) {
         return false; // not (or no longer) linked: nothing to pin
       }
-      if (!e.pinned) {
-        e.pinned = true;
+      Stamp st = e.stamp;
+      if (standingNanos > 0 && !st.pinned) { // a line that keeps no time has no use for pins
+        st.pinned = true;
         if (lifo) {
           TaskEnvelope p = oldestPinned;
           if (p == null || isAhead(e, p)) {
@@ -398,18 +417,23 @@ final class WaitingLine {
     }
   }
 
-  private void link(TaskEnvelope e) {
+  private void link(TaskEnvelope e, boolean pinned) {
     if (standingNanos > 0) {
       long now = System.nanoTime();
       if (head == null && caughtUp && now - lastShed >= quietNanos) {
         caughtUp = false;
         emptySince = now; // the pool caught up, and its line was empty until this instant
       }
-      e.joined = now;
-      e.standsFrom = emptySince + standingNanos;
-    }
-    if (lifo && e.pinned && oldestPinned == null) {
-      oldestPinned = e;
+      Stamp st = e.stamp;
+      if (st == null) {
+        e.stamp = st = new Stamp();
+      }
+      st.joined = now;
+      st.standsFrom = emptySince + standingNanos;
+      st.pinned = pinned;
+      if (lifo && pinned && oldestPinned == null) {
+        oldestPinned = e;
+      }
     }
     e.prev = tail;
     if (tail == null) {
@@ -426,7 +450,7 @@ final class WaitingLine {
     TaskEnvelope n = e.next;
     if (e == oldestPinned) {
       TaskEnvelope a = n;
-      while (a != null && !a.pinned) {
+      while (a != null && !a.stamp.pinned) {
         a = a.next;
       }
       oldestPinned = a;
