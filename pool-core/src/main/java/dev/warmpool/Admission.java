@@ -115,8 +115,9 @@ final class Admission implements TaskEnvelope.Owner {
     long standing = delayTargetNanos > 0 ? delayIntervalNanos
         : adaptiveLifo ? LinePolicy.LIFO_STANDING_NANOS : 0L;
     // An emptied line restarts its interval only after a quiet target (see WaitingLine).
-    this.line = new WaitingLine(standing, adaptiveLifo,
-        delayTargetNanos > 0 ? delayTargetNanos : standing / 20);
+    this.line = delayTargetNanos > 0
+        ? new WaitingLine(standing, adaptiveLifo, delayTargetNanos)
+        : new WaitingLine(standing, adaptiveLifo);
     this.plainPlacement = plainPlacement;
     this.name = name;
     this.description = description;
@@ -785,9 +786,7 @@ final class Admission implements TaskEnvelope.Owner {
   /** Seats were added (a growing resize): they serve this line first, then a sibling's. */
   void seatsGrew() {
     drainLine();
-    if (line.size() == 0) {
-      line.seatFoundNoEntry();
-    }
+    line.seatLookedIn();
     if (siblings != null && line.size() == 0) {
       siblings.seatFreed(this);
     }

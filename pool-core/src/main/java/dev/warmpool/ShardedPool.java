@@ -88,11 +88,9 @@ public final class ShardedPool extends AbstractWorkerPool {
           while (workerAtHand(me) && shard.serveFrom(admissions[other])) {
             // one entry per seat, while seats, workers at hand and waiters last
           }
-          if (admissions[other].line.size() == 0) {
-            // A freed seat found the sibling's line empty too: its pool caught up (controlled
-            // delay's "empty"), also while the sibling's own seats stay busy (review r8, C1).
-            admissions[other].line.seatFoundNoEntry();
-          }
+          // A freed seat that finds the sibling's line empty too: its pool caught up (controlled
+          // delay's "empty"), also while the sibling's own seats stay busy (review r8, C1).
+          admissions[other].line.seatLookedIn();
         }
       }
     }

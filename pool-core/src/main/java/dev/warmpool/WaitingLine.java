@@ -147,6 +147,13 @@ final class WaitingLine {
     }
   }
 
+  /** A free seat looked at this line after serving what it could: the pool caught up if it is empty. */
+  void seatLookedIn() {
+    if (size == 0) {
+      seatFoundNoEntry();
+    }
+  }
+
   /**
    * Appends the entry unless the line holds {@code bound} entries already or is closed to it
    * (closed lines take only admitted work, terminated lines nothing). {@code sheddable}: a deadline

@@ -148,6 +148,7 @@ class HeldTasksTest {
   }
 
   @Test
+  @Timeout(120)
   void holdingThatPaysOffForAsLongAsTheHoldOffHalvesIt() throws Exception {
     BoundedPool pool = (BoundedPool) WorkerPool.builder().name("held-halve").capacity(4).build();
     try {
@@ -156,10 +157,11 @@ class HeldTasksTest {
       assertEquals(2 * Engine.HOLD_OFF_NANOS, pool.engine.nextHoldOffNanos());
       // Short tasks that queue a subtask and end: the watch finds nobody waiting, for 200 ms.
       // (A safepoint or a preemption of more than 0.5 ms while a task holds can still look like a
-      // wait and double it again: the loop goes on until it has halved back.)
-      long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+      // wait and double it again: the loop goes on until it has halved back. At a load of 10 on
+      // 2 cores that took more than 20 s once: the bound is only a liveness one.)
+      long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
       while (pool.engine.nextHoldOffNanos() != Engine.HOLD_OFF_NANOS) {
-        assertTrue(System.nanoTime() < giveUp, "not halved back in 20 s");
+        assertTrue(System.nanoTime() < giveUp, "not halved back in 90 s");
         CountDownLatch ran = new CountDownLatch(1);
         pool.execute(() -> pool.enqueue(ran::countDown));
         assertTrue(ran.await(10, TimeUnit.SECONDS));
