@@ -124,6 +124,9 @@ internal class PoolDispatcher private constructor(
     private val units: ConcurrentHashMap<Job, CoroutineUnit> = family?.units ?: ConcurrentHashMap()
     private val family: PoolDispatcher = family ?: this
 
+    /** How many jobs of this family hold a unit now (for tests: a unit is forgotten when its job completes). */
+    internal val unitsHeld: Int get() = units.size
+
     /**
      * Failures this family has counted (weakly held, by identity). One exception may end two units on
      * pool threads: a `withContext(view)` block's, then its caller's, which rethrows it (kotlinx may
@@ -200,7 +203,9 @@ internal class PoolDispatcher private constructor(
             execute(raced, context, block)
             return
         }
-        unit.watch()
+        // A coroutine's unit registers its completion handler after its first run, and only if the job
+        // is still live then ([CoroutineUnit.run]): a withContext job completes inside that run.
+        if (!unit.isCoroutine) unit.watch()
         val first = unit.offerFirst(block)
         try {
             reopening {
@@ -669,15 +674,20 @@ internal class PoolDispatcher private constructor(
         // place), so one shared "runner" field lost the failure in that race.
         private val failure = AtomicReference<Throwable?>()
 
+        /** Whether [watch] registered the job handler (at most once: a run's tail may race a refusal). */
+        private val watched = AtomicBoolean()
+
         /**
-         * Registers one handler ([invoke]): for a coroutine an `onCancelling` one, which hears the
-         * failure on the thread where the body threw and, if nothing cancelled the job, its normal
+         * Registers one handler ([invoke]), once: for a coroutine an `onCancelling` one, which hears
+         * the failure on the thread where the body threw and, if nothing cancelled the job, its normal
          * completion (kotlinx runs such a handler once, at whichever comes first); otherwise a
          * completion handler. One registration per unit, not two: a `withContext` from outside the
-         * pool makes a unit per call.
+         * pool makes a unit per call. A coroutine's unit registers it only after its first run, if the
+         * job is still live then ([run]), or when its first dispatch is refused ([refuse]).
          */
         @OptIn(InternalCoroutinesApi::class) // onCancelling
         fun watch() {
+            if (watched.get() || !watched.compareAndSet(false, true)) return
             if (isCoroutine) job.invokeOnCompletion(onCancelling = true, invokeImmediately = true, handler = this)
             else job.invokeOnCompletion(this)
         }
@@ -698,8 +708,30 @@ internal class PoolDispatcher private constructor(
         @Volatile
         var start: TaskHandle? = null
 
+        /**
+         * Runs the held dispatch. The run that ends with no handler registered (a coroutine's first;
+         * its tail may overlap the next run) settles the unit while this thread still runs it: a job
+         * that completed normally is forgotten at once and never gets a handler (a `withContext` job
+         * completes inside its first run: issue 33); otherwise the handler is registered now. Any
+         * cancellation that started before (by this run's failure, or by a resume on another worker
+         * while this tail ran) reaches the handler at once, here, so the failure is still counted
+         * once ([invoke]); one that starts later reaches it where it starts.
+         */
         override fun run() {
-            runTracked(unwrap(pending.getAndSet(null) ?: return))
+            val block = unwrap(pending.getAndSet(null) ?: return)
+            val outer = enter()
+            try {
+                block.run()
+            } finally {
+                if (!watched.get()) settle()
+                leave(outer)
+            }
+            rethrowFailure()
+        }
+
+        /** See [run]: forget a job that completed normally, else watch it. */
+        private fun settle() {
+            if (job.isCompleted && !job.isCancelled) owner.units.remove(job, this) else watch()
         }
 
         /** Runs [block] and throws the failure its coroutine started cancelling with, if any. */
@@ -773,7 +805,9 @@ internal class PoolDispatcher private constructor(
 
         /** Refuses [block] if it is still this unit's held dispatch: `shutdownNow` handed it back. */
         fun refuse(block: Runnable, cause: () -> PoolClosedException) {
-            if (pending.compareAndSet(block, null)) owner.reject(context, unwrap(block), cause())
+            if (!pending.compareAndSet(block, null)) return
+            watch() // a first dispatch refused never ran: its unit is forgotten when the job completes
+            owner.reject(context, unwrap(block), cause())
         }
 
         private fun unwrap(block: Runnable): Runnable = if (block is FirstDispatch) block.block else block
