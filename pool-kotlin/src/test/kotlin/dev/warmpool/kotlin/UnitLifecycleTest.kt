@@ -111,6 +111,31 @@ class UnitLifecycleTest {
         await().atMost(java.time.Duration.ofSeconds(5)).until { d.unitsHeld == 0 }
     }
 
+    /**
+     * README (failures): a failure that a child on another dispatcher brings to its parent while the
+     * parent's first run on the pool is still going counts once (the parent is watched from the end of
+     * that run). The first run waits, blocking, until the child has failed.
+     */
+    @Test
+    fun aChildsFailureThatReachesTheParentDuringItsFirstRunCountsOnce() {
+        val pool = pools.pool(2)
+        val d = pool.asCoroutineDispatcher() as PoolDispatcher
+        val childEnded = CountDownLatch(1)
+        val result = runCatching {
+            kotlinx.coroutines.runBlocking {
+                withContext(d) {
+                    val child = launch(kotlinx.coroutines.Dispatchers.Default) { throw IllegalStateException("child") }
+                    child.invokeOnCompletion { childEnded.countDown() }
+                    assertThat(childEnded.await(10, TimeUnit.SECONDS)).isTrue() // blocks the first run
+                }
+            }
+        }
+        assertThat(result.exceptionOrNull()).isInstanceOf(IllegalStateException::class.java)
+        awaitStats(pool, "the failure counted") { it.failed() == 1L }
+        await().atMost(java.time.Duration.ofSeconds(5)).until { d.unitsHeld == 0 }
+        assertThat(pool.stats().failed()).isEqualTo(1L)
+    }
+
     /** Runs [onFirstTail] where the coroutine leaves the thread of its first dispatch, once. */
     private class HoldFirstTail(private val onFirstTail: () -> Unit) : ThreadContextElement<Unit> {
         val held = AtomicBoolean()
