@@ -12,11 +12,13 @@ import java.util.Collections
 import java.util.WeakHashMap
 import java.util.concurrent.ConcurrentHashMap
 import java.util.concurrent.atomic.AtomicBoolean
-import java.util.concurrent.atomic.AtomicReference
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater
+import java.util.concurrent.atomic.AtomicReferenceFieldUpdater
 import java.util.concurrent.RejectedExecutionException
 import kotlin.coroutines.Continuation
 import kotlin.coroutines.CoroutineContext
 import kotlin.coroutines.jvm.internal.CoroutineStackFrame
+import kotlinx.coroutines.AbstractCoroutine
 import kotlinx.coroutines.CancellationException
 import kotlinx.coroutines.CoroutineDispatcher
 import kotlinx.coroutines.Dispatchers
@@ -41,7 +43,8 @@ import java.util.concurrent.TimeUnit
  * never rejected for being full again (later dispatches wait their turn in line, where a lane holds
  * at most one place). A coroutine has at most one dispatch outstanding at a time, so a lane per
  * coroutine changes no ordering; a `withContext` job that runs once never makes one. The unit is removed
- * when the job completes. A job that is not itself a coroutine (a plain `Job()` in the context of raw
+ * when the job completes: by its first run's tail if the job completed in that run (no job handler is
+ * ever registered then), else by the handler that tail registers. A job that is not itself a coroutine (a plain `Job()` in the context of raw
  * coroutines) may be shared by several coroutines at once, so it gets no lane of its own: after its
  * admission each dispatch takes a fresh admitted lane, and those coroutines run side by side, as on any
  * dispatcher, instead of one waiting behind the other.
@@ -124,6 +127,9 @@ internal class PoolDispatcher private constructor(
     private val units: ConcurrentHashMap<Job, CoroutineUnit> = family?.units ?: ConcurrentHashMap()
     private val family: PoolDispatcher = family ?: this
 
+    /** How many jobs of this family hold a unit now (for tests: a unit is forgotten when its job completes). */
+    internal val unitsHeld: Int get() = units.size
+
     /**
      * Failures this family has counted (weakly held, by identity). One exception may end two units on
      * pool threads: a `withContext(view)` block's, then its caller's, which rethrows it (kotlinx may
@@ -200,25 +206,28 @@ internal class PoolDispatcher private constructor(
             execute(raced, context, block)
             return
         }
-        unit.watch()
-        val first = unit.offerFirst(block)
+        // A coroutine's unit registers its completion handler after its first run, and only if the job
+        // is still live then ([CoroutineUnit.run]): a withContext job completes inside that run.
+        if (!unit.isCoroutine) unit.watch()
+        unit.offerFirst(block)
         try {
             reopening {
                 // Admitted or refused like any task; a lane is made only if the job dispatches again
                 // (most withContext jobs never do), and then it is admitted work (see [execute]).
-                if (isAdmittedWork(job, context, block)) unit.lane.executeAdmitted(unit) else first.handle = pool.enqueue(unit)
+                if (isAdmittedWork(job, context, block)) unit.lane.executeAdmitted(unit) else unit.firstHandle = pool.enqueue(unit)
             }
         } catch (rejected: RejectedExecutionException) {
             units.remove(job, unit)
             // Refused once: the unit was registered (and its block held) before the pool refused, so a
             // shutdownNow racing this dispatch may have swept the unit and refused the block already.
-            if (unit.takeBack(first)) reject(context, block, rejected)
+            if (unit.takeBack(unit)) reject(context, block, rejected)
             return
         }
         // Published (the block, then its handle), then checked: the watch taken above may be on a
         // generation that terminated before the pool accepted the block (a reboot raced this dispatch).
         watchTermination()
-        if (first.handle?.let(::handedBack) == true) unit.refuse(first, ::handedBackCause)
+        val handle = unit.firstHandle
+        if (handle != null && handedBack(handle)) unit.refuse(unit, ::handedBackCause)
     }
 
     /**
@@ -635,7 +644,9 @@ internal class PoolDispatcher private constructor(
      * never see the task fail. The unit hears the job start cancelling with a failure on the thread that
      * runs it, and throws that failure from its task after the block: the pool counts it in `failed`
      * and gives it to a failure handler set on its builder; by default [onFailure] adds no second
-     * report. A failure heard on another thread (a child's, propagating up) is the child's to count.
+     * report. A failure heard on another thread (a child's, propagating up) is the child's to count,
+     * with one exception: the handler is registered only when the first run ends ([run]), so a
+     * failure that reached the job while that run was still going counts once here, wherever it began.
      */
     internal class CoroutineUnit(
         private val job: Job,
@@ -656,8 +667,28 @@ internal class PoolDispatcher private constructor(
             get() = madeLane ?: synchronized(this) {
                 madeLane ?: owner.pool.newSerialExecutor().also { madeLane = it }
             }
-        val isCoroutine: Boolean = job is Continuation<*>
-        private val pending = AtomicReference<Runnable?>()
+        // A class check first: every kotlinx coroutine is an AbstractCoroutine, and an interface check
+        // scans (and on JDK 17 rewrites) the class's secondary-supers cache, shared with the workers.
+        val isCoroutine: Boolean = job is AbstractCoroutine<*> || job is Continuation<*>
+
+        /**
+         * The dispatch this unit runs next, if one is held: a later dispatch's block, or the unit
+         * itself while it holds its first dispatch ([firstBlock]; the marker pairs [firstHandle] with
+         * that dispatch and no later one, since kotlinx dispatches one block object again and again).
+         * Taken with one CAS by whoever runs, refuses or expires it (fields and updaters, not atomic
+         * objects: a `withContext` from outside the pool makes a unit per call, issue 33).
+         */
+        @Volatile
+        @JvmField
+        internal var pending: Runnable? = null
+
+        /** The first dispatch's block; written before [pending] publishes it. */
+        private var firstBlock: Runnable? = null
+
+        /** The handle of the plain pool task that carries the first dispatch, once the pool accepted it. */
+        @Volatile
+        @JvmField
+        internal var firstHandle: TaskHandle? = null
 
         /** For the unit of a [withWorker] call: its admission, whose start this lane carries. */
         @Volatile
@@ -667,39 +698,73 @@ internal class PoolDispatcher private constructor(
         // thread-local ([running]): a due delay's resume may run the coroutine on another worker while
         // the first is still leaving (or, if the timer beat the suspension, the first continues it in
         // place), so one shared "runner" field lost the failure in that race.
-        private val failure = AtomicReference<Throwable?>()
+        @Volatile
+        @JvmField
+        internal var failure: Throwable? = null
+
+        /** 1 once [watch] registered the job handler (at most once: a run's tail may race a refusal). */
+        @Volatile
+        @JvmField
+        internal var watched: Int = 0
 
         /**
-         * Registers one handler ([invoke]): for a coroutine an `onCancelling` one, which hears the
-         * failure on the thread where the body threw and, if nothing cancelled the job, its normal
+         * Registers one handler ([invoke]), once: for a coroutine an `onCancelling` one, which hears
+         * the failure on the thread where the body threw and, if nothing cancelled the job, its normal
          * completion (kotlinx runs such a handler once, at whichever comes first); otherwise a
          * completion handler. One registration per unit, not two: a `withContext` from outside the
-         * pool makes a unit per call.
+         * pool makes a unit per call. A coroutine's unit registers it only after its first run, if the
+         * job is still live then ([run]), or when its first dispatch is refused ([refuse]).
          */
         @OptIn(InternalCoroutinesApi::class) // onCancelling
         fun watch() {
+            if (watched != 0 || !WATCHED.compareAndSet(this, 0, 1)) return
             if (isCoroutine) job.invokeOnCompletion(onCancelling = true, invokeImmediately = true, handler = this)
             else job.invokeOnCompletion(this)
         }
 
         /** Holds [block] as the dispatch this unit runs next; false if one is outstanding already. */
-        fun offer(block: Runnable): Boolean = pending.compareAndSet(null, block)
+        fun offer(block: Runnable): Boolean = PENDING.compareAndSet(this, null, block)
+
+        /** Holds the first dispatch's [block] (marked by the unit itself in [pending]). */
+        fun offerFirst(block: Runnable) {
+            firstBlock = block
+            pending = this
+        }
 
         /**
-         * Holds the first dispatch's [block], wrapped so that the handle of its queued task is paired
-         * with this dispatch and no later one (kotlinx dispatches one block object again and again).
+         * Takes [block] (the unit itself for the first dispatch) back after the pool refused it;
+         * false if a run or a sweep took it meanwhile.
          */
-        fun offerFirst(block: Runnable): FirstDispatch = FirstDispatch(block).also { pending.set(it) }
-
-        /** Takes [block] back after the lane refused the unit; false if a run took it meanwhile. */
-        fun takeBack(block: Runnable): Boolean = pending.compareAndSet(block, null)
+        fun takeBack(block: Runnable): Boolean = PENDING.compareAndSet(this, block, null)
 
         /** For the unit of a [withWorker] call: the handle of its start's lane task, once queued. */
         @Volatile
         var start: TaskHandle? = null
 
+        /**
+         * Runs the held dispatch. The run that ends with no handler registered (a coroutine's first;
+         * its tail may overlap the next run) settles the unit while this thread still runs it: a job
+         * that completed normally is forgotten at once and never gets a handler (a `withContext` job
+         * completes inside its first run: issue 33); otherwise the handler is registered now. Any
+         * cancellation that started before (by this run's failure, or by a resume on another worker
+         * while this tail ran) reaches the handler at once, here, so the failure is still counted
+         * once ([invoke]); one that starts later reaches it where it starts.
+         */
         override fun run() {
-            runTracked(unwrap(pending.getAndSet(null) ?: return))
+            val block = unwrap(PENDING.getAndSet(this, null) ?: return)
+            val outer = enter()
+            try {
+                block.run()
+            } finally {
+                if (watched == 0) settle()
+                leave(outer)
+            }
+            rethrowFailure()
+        }
+
+        /** See [run]: forget a job that completed normally, else watch it. */
+        private fun settle() {
+            if (job.isCompleted && !job.isCancelled) owner.units.remove(job, this) else watch()
         }
 
         /** Runs [block] and throws the failure its coroutine started cancelling with, if any. */
@@ -723,7 +788,8 @@ internal class PoolDispatcher private constructor(
 
         /** Throws the failure heard while this thread ran the coroutine, for the pool to count. */
         fun rethrowFailure() {
-            val f = failure.getAndSet(null) ?: return
+            if (failure == null) return
+            val f = FAILURE.getAndSet(this, null) ?: return
             if (owner.firstCount(f)) throw f
         }
 
@@ -740,7 +806,7 @@ internal class PoolDispatcher private constructor(
 
         override fun onExpired(cause: PoolOverloadedException) {
             owner.units.remove(job, this)
-            val block = pending.getAndSet(null) ?: return
+            val block = PENDING.getAndSet(this, null) ?: return
             owner.reject(context, unwrap(block), cause)
         }
 
@@ -758,8 +824,8 @@ internal class PoolDispatcher private constructor(
             val a = admission
             val s = start
             if (a != null && s != null && handedBack(s)) a.handedBack(cause)
-            val p = pending.get() ?: return a != null && s != null && !s.isDone
-            val handle = (p as? FirstDispatch)?.handle
+            val p = pending ?: return a != null && s != null && !s.isDone
+            val handle = if (p === this) firstHandle else null
             return when {
                 handle != null && !handle.isDone -> true
                 handle != null || owner.root.isTerminated -> {
@@ -773,10 +839,12 @@ internal class PoolDispatcher private constructor(
 
         /** Refuses [block] if it is still this unit's held dispatch: `shutdownNow` handed it back. */
         fun refuse(block: Runnable, cause: () -> PoolClosedException) {
-            if (pending.compareAndSet(block, null)) owner.reject(context, unwrap(block), cause())
+            if (!PENDING.compareAndSet(this, block, null)) return
+            watch() // a first dispatch refused never ran: its unit is forgotten when the job completes
+            owner.reject(context, unwrap(block), cause())
         }
 
-        private fun unwrap(block: Runnable): Runnable = if (block is FirstDispatch) block.block else block
+        private fun unwrap(block: Runnable): Runnable = if (block === this) firstBlock!! else block
 
         /**
          * The job completed (forget it), or a coroutine started cancelling: a failure heard on the
@@ -788,20 +856,18 @@ internal class PoolDispatcher private constructor(
                 owner.units.remove(job, this)
                 return
             }
-            if (cause !is CancellationException && running.get() === this) failure.set(cause)
+            if (cause !is CancellationException && running.get() === this) failure = cause
             job.invokeOnCompletion { owner.units.remove(job, this) }
         }
-    }
 
-    /**
-     * A unit's first dispatch while it is held (see [CoroutineUnit.offerFirst]): the block, and the
-     * handle of the pool task that carries it once the pool accepted it as a plain task.
-     */
-    internal class FirstDispatch(val block: Runnable) : Runnable {
-        @Volatile
-        var handle: TaskHandle? = null
-
-        override fun run() = block.run()
+        private companion object {
+            val PENDING: AtomicReferenceFieldUpdater<CoroutineUnit, Runnable?> =
+                AtomicReferenceFieldUpdater.newUpdater(CoroutineUnit::class.java, Runnable::class.java, "pending")
+            val FAILURE: AtomicReferenceFieldUpdater<CoroutineUnit, Throwable?> =
+                AtomicReferenceFieldUpdater.newUpdater(CoroutineUnit::class.java, Throwable::class.java, "failure")
+            val WATCHED: AtomicIntegerFieldUpdater<CoroutineUnit> =
+                AtomicIntegerFieldUpdater.newUpdater(CoroutineUnit::class.java, "watched")
+        }
     }
 
     companion object {
