@@ -44,7 +44,9 @@ import java.util.List;
  * clears an interrupt that was meant for the task it just ran. A runner that finds an interrupt on
  * its way marks the task ENDING first, and no new interrupt starts after that: threads that call
  * {@code cancel(true)} in a loop cannot keep a finished task from ending (review r8, W1: each call
- * started a new interrupt, and the runner waited seconds for a moment with none on its way).
+ * started a new interrupt, and the runner waited seconds for a moment with none on its way). A
+ * request made from inside the delivery itself (the runner's thread's {@code interrupt()} calls
+ * {@code cancel(true)}) joins that delivery ({@link Worker#delivering}; review r9, F1).
  */
 class TaskEnvelope implements TaskHandle {
   static final int WAITING = 0;
@@ -204,13 +206,20 @@ class TaskEnvelope implements TaskHandle {
           return;
         }
       } else if (s == INTERRUPTING) {
-        if (transition(INTERRUPTING, INTERRUPTING_AGAIN)) {
+        if (Worker.delivering(runnerThread()) // asked from inside that delivery: it joins it
+            || transition(INTERRUPTING, INTERRUPTING_AGAIN)) {
           return; // the interrupter on its way delivers ours too, after its own
         }
       } else {
         return; // not running, ending, or an interrupt that follows our request is owed already
       }
     }
+  }
+
+  /** The thread running this task, if known now. */
+  private Thread runnerThread() {
+    Object r = runner;
+    return r instanceof Worker w ? w.thread : (Thread) r;
   }
 
   /** Under INTERRUPTING: interrupts the runner, again for each request that came meanwhile. */

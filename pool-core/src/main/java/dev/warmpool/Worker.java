@@ -217,7 +217,8 @@ final class Worker extends TaskSlot implements Runnable {
       } else if (s == INTERRUPTING) {
         // Not "one is enough": the interrupt on its way may have landed and been handled
         // already; its interrupter delivers once more, and we need not wait for a slow one.
-        if (SHIELD.compareAndSet(this, INTERRUPTING, AGAIN)) {
+        // Unless we ask from inside that delivery (see #delivering).
+        if (delivering(t) || SHIELD.compareAndSet(this, INTERRUPTING, AGAIN)) {
           return;
         }
       } else {
@@ -250,12 +251,33 @@ final class Worker extends TaskSlot implements Runnable {
    * shutdownNow must still hand back what it took.
    */
   static void interrupt(Thread t) {
+    Thread outer = DELIVERING.get();
+    DELIVERING.set(t);
     try {
       t.interrupt();
     } catch (Throwable refused) {
       // Its task is not stopped early; everything else of shutdownNow goes on. Errors too (review
       // r7, F6): one escaping here would lose the tasks shutdownNow took back from the line.
+    } finally {
+      DELIVERING.set(outer);
     }
+  }
+
+  /**
+   * The thread whose {@code interrupt()} this thread is inside now (through {@link #interrupt}),
+   * else null.
+   */
+  private static final ThreadLocal<Thread> DELIVERING = new ThreadLocal<>();
+
+  /**
+   * Whether this thread is inside {@code t.interrupt()} now. A request to interrupt {@code t} made
+   * from there (a factory's thread whose {@code interrupt()} calls {@code cancel(true)} or a
+   * {@code shutdownNow}) joins the delivery on its way instead of asking for one more: asking
+   * again would make the delivery call {@code interrupt()} again, which asks again, for as long as
+   * the task runs (review r9, F1; {@code FutureTask} interrupts once).
+   */
+  static boolean delivering(Thread t) {
+    return t != null && DELIVERING.get() == t;
   }
 
   /**

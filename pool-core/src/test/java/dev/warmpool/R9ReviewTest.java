@@ -10,7 +10,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AutoClose;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -75,11 +74,10 @@ class R9ReviewTest {
    * delivers once more (review r7's F1 rule), which asks again: the first {@code cancel(true)}
    * never returns while the task runs, and a task that ends only when its canceller moves on
    * (here: when {@code cancel(true)} has returned) never ends. {@code FutureTask.cancel(true)}
-   * interrupts once. Deterministic: failed 3/3 (millions of interrupt() calls in 5 s).
+   * interrupts once. Deterministic: failed 3/3 (millions of interrupt() calls in 5 s). Fixed: a
+   * request made inside the delivery's own {@code interrupt()} joins it.
    */
   @Test
-  @Disabled("r9 fault F1: an interrupt() that re-enters cancel(true) keeps the first cancel(true)"
-      + " delivering for as long as the task runs (livelock with a task that waits for it)")
   void guarantee9_cancelTrueReturnsEvenIfTheThreadsInterruptAsksAgain() throws Exception {
     AtomicReference<TaskHandle> handle = new AtomicReference<>();
     AtomicInteger interrupts = new AtomicInteger();
@@ -122,6 +120,56 @@ class R9ReviewTest {
     assertThat(PoolFixture.waitUntil(Duration.ofSeconds(20), h::isDone)).isTrue();
     assertThat(returned)
         .as("cancel(true) returned while the task ran (interrupt() calls: %d)", interrupts.get())
+        .isTrue();
+  }
+
+  /**
+   * F1's second form (by reading, then this test): the same loop through the worker's shield: a
+   * thread whose {@code interrupt()} calls a subpool's {@code shutdownNow()} while the parent's
+   * {@code shutdownNow()} interrupts it. The parent's call must return.
+   */
+  @Test
+  void guarantee9_shutdownNowReturnsEvenIfTheThreadsInterruptShutsASubpoolDown() throws Exception {
+    AtomicReference<WorkerPool> sub = new AtomicReference<>();
+    AtomicInteger interrupts = new AtomicInteger();
+    WorkerPool pool = fixture.pool("r9reenter2", b -> b.capacity(1).maxIdle(HOUR)
+        .threadFactory(r -> {
+          Thread t = new Thread(r) {
+            @Override
+            public void interrupt() {
+              super.interrupt();
+              WorkerPool s = sub.get();
+              if (s != null && Thread.currentThread() != this) {
+                interrupts.incrementAndGet();
+                s.shutdownNow(); // re-enters: its running task is on this thread
+              }
+            }
+          };
+          t.setDaemon(true);
+          return t;
+        }));
+    WorkerPool s = pool.newSubpool("s", 1);
+    CountDownLatch started = new CountDownLatch(1);
+    AtomicBoolean stopReturned = new AtomicBoolean();
+    AtomicBoolean giveUp = new AtomicBoolean();
+    s.execute(() -> {
+      started.countDown();
+      while (!stopReturned.get() && !giveUp.get()) {
+        Thread.onSpinWait(); // ends once its stopper has moved on
+      }
+    });
+    PoolFixture.await(started);
+    sub.set(s);
+    PoolFixture.Caller<Void> stopper = fixture.call("stop", () -> {
+      pool.shutdownNow();
+      stopReturned.set(true);
+    });
+    boolean returned = PoolFixture.waitUntil(Duration.ofSeconds(5), stopper::isDone);
+    giveUp.set(true);
+    stopper.result();
+    assertThat(pool.awaitTermination(20, TimeUnit.SECONDS)).isTrue();
+    assertThat(returned)
+        .as("shutdownNow returned while the task ran (interrupt() calls: %d)", interrupts.get())
         .isTrue();
   }
 }
