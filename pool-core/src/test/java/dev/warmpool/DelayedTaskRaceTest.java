@@ -8,6 +8,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AutoClose;
@@ -255,13 +256,27 @@ class DelayedTaskRaceTest {
     String first = null;
     for (int round = 0; round < rounds; round++) {
       SerialExecutor lane = round % 2 == 0 ? null : pool.newSerialExecutor();
+      long runFor = TimeUnit.MICROSECONDS.toNanos(round % 30);
+      AtomicBoolean started = new AtomicBoolean();
+      Runnable task = () -> {
+        started.set(true);
+        long end = System.nanoTime() + runFor;
+        while (System.nanoTime() - end < 0) {
+          Thread.onSpinWait();
+        }
+      };
       ScheduledFuture<?> f = lane == null
-          ? pool.schedule(() -> { }, 0, TimeUnit.NANOSECONDS)
-          : lane.schedule(() -> { }, 0, TimeUnit.NANOSECONDS);
-      Future<Boolean> next = pool.submit(() -> Thread.currentThread().isInterrupted());
-      long spins = round % 64;
-      for (long i = 0; i < spins * 20; i++) {
-        Thread.onSpinWait();
+          ? pool.schedule(task, 0, TimeUnit.NANOSECONDS)
+          : lane.schedule(task, 0, TimeUnit.NANOSECONDS);
+      Future<Boolean> next = pool.submit(DelayedTaskRaceTest::interruptedWithin1ms);
+      if (round % 8 != 0) { // else the cancel most likely comes before the run
+        while (!started.get() && !f.isDone()) {
+          Thread.onSpinWait();
+        }
+      }
+      long until = System.nanoTime() + TimeUnit.MICROSECONDS.toNanos(round % 40);
+      while (System.nanoTime() - until < 0) {
+        Thread.onSpinWait(); // lands during the run, at its end, or just after it
       }
       f.cancel(true);
       if (next.get(10, TimeUnit.SECONDS)) {
@@ -277,5 +292,16 @@ class DelayedTaskRaceTest {
     }
     assertThat(leaked).as("rounds (of %d) whose next task saw the interrupt; first %s", rounds,
         first).isZero();
+  }
+
+  /** The next task: whether an interrupt reaches it within its first millisecond. */
+  private static boolean interruptedWithin1ms() {
+    long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(1);
+    while (System.nanoTime() - end < 0) {
+      if (Thread.currentThread().isInterrupted()) {
+        return true;
+      }
+    }
+    return Thread.currentThread().isInterrupted();
   }
 }
