@@ -148,6 +148,32 @@ class DelayedTaskContractTest {
     assertThat(ran).hasValue(0);
   }
 
+  /**
+   * A timer is accepted work from when it is due (WorkerPool.TaskTimer's "from acceptance"): its
+   * wait leaves out its delay, on the pool and on a lane, for a one-shot and a periodic timer.
+   */
+  @Test
+  void aTimersWaitIsMeasuredFromWhenItCameDueNotFromTheScheduleCall() throws Exception {
+    WorkerPool pool = fixture.pool("contract-wait-", b -> b.capacity(2));
+    List<Long> waits = Collections.synchronizedList(new ArrayList<>());
+    pool.setTaskTimer((wait, run) -> waits.add(wait));
+    long delay = TimeUnit.MILLISECONDS.toNanos(50);
+    SerialExecutor lane = pool.newSerialExecutor();
+    CountDownLatch ran = new CountDownLatch(3);
+    long scheduledAt = System.nanoTime();
+    pool.schedule(ran::countDown, delay, TimeUnit.NANOSECONDS);
+    lane.schedule(ran::countDown, delay, TimeUnit.NANOSECONDS);
+    ScheduledFuture<?> periodic =
+        pool.scheduleAtFixedRate(ran::countDown, delay, TimeUnit.HOURS.toNanos(1),
+            TimeUnit.NANOSECONDS);
+    assertThat(ran.await(10, TimeUnit.SECONDS)).isTrue();
+    spinUntil(() -> waits.size() == 3);
+    long elapsed = System.nanoTime() - scheduledAt;
+    assertThat(waits).allSatisfy(w -> assertThat(w).isNotNegative()
+        .as("came due %d ns after the schedule", delay).isLessThanOrEqualTo(elapsed - delay));
+    periodic.cancel(false);
+  }
+
   @Test
   void getDelayAndCompareToOrderTimersByTheirDeadline() {
     WorkerPool pool = fixture.pool("contract-delay-", b -> b.capacity(1));
