@@ -24,7 +24,9 @@ import java.util.concurrent.locks.LockSupport;
  * One object per timer (issue 33: idle Reactor and RxJava workers holding a timer may be many): it is
  * its own entry on the shared timer, its own future (the states and the interrupt handshake of
  * {@code FutureTask}, which it used to extend with an entry and a callable of their own), and it
- * keeps the handle of its hand-off in a field ({@link LateBound}). A one-shot runnable's timer
+ * keeps the handle of its hand-off in a field ({@link LateBound}) and when it became due in its
+ * entry's {@code seq} ({@link #markDue}): 72 bytes, where a {@code FutureTask}, an entry and a
+ * late handle cost 152. A one-shot runnable's timer
  * is this class; a callable's ({@link OfCallable}) and a periodic task's ({@link Periodic}) are
  * subclasses, so that a one-shot runnable pays for neither.
  *
@@ -133,11 +135,6 @@ class DelayedTask<V> extends SharedTimer.Task
   private final AbstractWorkerPool pool;
   /** The handle of the latest hand-off ({@link LateBound}), null until bound. */
   private volatile TaskHandle handOff;
-  /**
-   * When the current run became due and was handed on (System.nanoTime): a timer is accepted work
-   * from then, so its wait is measured from there, not from the schedule call.
-   */
-  private volatile long dueAt;
   /** Its links in its pool's timers ({@link Timers}, under that lock). */
   private Timers.Timer prevTimer;
   private Timers.Timer nextTimer;
@@ -293,7 +290,7 @@ class DelayedTask<V> extends SharedTimer.Task
   /** On the timer thread: the task is due; hands it on, and binds its handle there. */
   private void handToOwner() {
     TaskHandle h;
-    dueAt = System.nanoTime(); // before the hand-off: the run may start at once
+    markDue(); // before the hand-off: the run may start at once
     try {
       h = onDue.due(this);
     } catch (RuntimeException terminated) { // the pool terminated before the task came due
@@ -304,6 +301,16 @@ class DelayedTask<V> extends SharedTimer.Task
       return;
     }
     bindLate(h); // withdraws it at once if it was cancelled meanwhile
+  }
+
+  /**
+   * Notes when the current run became due and was handed on (System.nanoTime): a timer is accepted
+   * work from then, so its wait is measured from there, not from the schedule call. Kept in the
+   * timer entry's {@code seq}, which is free while the task is off the timer (it is, from its fire
+   * until its run re-arms it): written before the hand-off, read by the run before it re-arms.
+   */
+  private void markDue() {
+    seq = System.nanoTime();
   }
 
   /**
@@ -343,7 +350,7 @@ class DelayedTask<V> extends SharedTimer.Task
       return;
     }
     long start = System.nanoTime();
-    long waited = start - dueAt; // read before the run: a periodic re-arm may come due again
+    long waited = start - seq; // when it became due (markDue); read before a re-arm reuses it
     try {
       runOnce();
     } finally {
