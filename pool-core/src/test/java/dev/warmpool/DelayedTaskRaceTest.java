@@ -67,7 +67,9 @@ class DelayedTaskRaceTest {
           handedOn++; // fired: handed on, or being handed on
         }
         assertThat(f.cancel(false)).as("round %d: the task cannot have started", round).isTrue();
-        assertThat(pool.stats().waiting()).as("round %d: left the line", round).isZero();
+        // A cancel that lands between the hand-off and the binding leaves the withdrawal to the
+        // fire's bind, a moment later on the timer thread (the late-bound-handle rule).
+        spinUntil(() -> pool.stats().waiting() == 0);
       }
       gate.open();
       pool.submit(() -> { }).get(10, TimeUnit.SECONDS);
