@@ -25,10 +25,9 @@ import java.util.concurrent.locks.LockSupport;
  * its own entry on the shared timer, its own future (the states and the interrupt handshake of
  * {@code FutureTask}, which it used to extend with an entry and a callable of their own), and it
  * keeps the handle of its hand-off in a field ({@link LateBound}) and when it became due in its
- * entry's {@code seq} ({@link #markDue}): 72 bytes, where a {@code FutureTask}, an entry and a
- * late handle cost 152. A one-shot runnable's timer
- * is this class; a callable's ({@link OfCallable}) and a periodic task's ({@link Periodic}) are
- * subclasses, so that a one-shot runnable pays for neither.
+ * entry's {@code seq} ({@link #markDue}): 72 bytes, where a {@code FutureTask}, an entry and a late
+ * handle cost 152. A one-shot runnable's timer is this class; a callable's ({@link OfCallable}) and
+ * a periodic task's ({@link Periodic}) are subclasses, so that a one-shot runnable pays for neither.
  *
  * <h2>States</h2>
  * One state, {@link #state}, says both where the task is and how its future ended:
@@ -37,7 +36,7 @@ import java.util.concurrent.locks.LockSupport;
  *   DUE     -> PENDING      a periodic run returned: re-armed, then it re-checks its owners (CAS)
  *   PENDING|DUE -> COMPLETING -> NORMAL       the (last) run returned a value
  *   PENDING|DUE -> COMPLETING -> EXCEPTIONAL  the run threw (a periodic task stops)
- *   PENDING|DUE -> CANCELLED                  cancel(false); closing an owner (PENDING only)
+ *   PENDING|DUE -> CANCELLED                  cancel(false), a lane's close; a pool's (PENDING only)
  *   PENDING|DUE -> INTERRUPTING -> INTERRUPTED cancel(true): the running thread is interrupted
  * </pre>
  * PENDING and DUE are {@code FutureTask}'s NEW: not done. Closing an owner ({@link Timers#close})
