@@ -336,7 +336,7 @@ abstract class AbstractWorkerPool extends AbstractExecutorService implements Wor
   public ScheduledFuture<?> schedule(Runnable task, long delay, TimeUnit unit) {
     requireTask(task);
     Objects.requireNonNull(unit, "unit must not be null");
-    return startTimer(new DelayedTask<Void>(decorate(task, false), 0, runWhenDue, timers),
+    return startTimer(new DelayedTask<Void>(decorate(task, false), runWhenDue, this),
         unit.toNanos(delay));
   }
 
@@ -346,7 +346,7 @@ abstract class AbstractWorkerPool extends AbstractExecutorService implements Wor
     Objects.requireNonNull(unit, "unit must not be null");
     Callable<V> call = decorator == null ? task
         : DecoratedTask.decorate(decorator, task, "pool '" + name() + "'");
-    return startTimer(new DelayedTask<>(call, 0, runWhenDue, timers), unit.toNanos(delay));
+    return startTimer(new DelayedTask.OfCallable<>(call, runWhenDue, this), unit.toNanos(delay));
   }
 
   @Override
@@ -364,14 +364,14 @@ abstract class AbstractWorkerPool extends AbstractExecutorService implements Wor
   private ScheduledFuture<?> schedulePeriodic(Runnable task, long initialDelay, long period,
       TimeUnit unit, String what, int sign) {
     long signedPeriod = DelayedTask.checkPeriodic(task, period, unit, what, sign);
-    return startTimer(new DelayedTask<Void>(decorate(task, false), signedPeriod, runWhenDue, timers),
+    return startTimer(
+        new DelayedTask.Periodic(decorate(task, false), signedPeriod, runWhenDue, this),
         unit.toNanos(initialDelay));
   }
 
   /** Starts a timer of this pool, or refuses it if the pool is shut down (also if that raced us). */
   private <V> DelayedTask<V> startTimer(DelayedTask<V> task, long delayNanos) {
     checkOpen();
-    task.timedBy = this;
     DelayedTask<V> started = task.start(delayNanos);
     if (started == null) {
       throw closed();

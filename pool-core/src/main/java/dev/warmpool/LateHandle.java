@@ -1,25 +1,20 @@
 package dev.warmpool;
 
 /**
- * The one place of the late-bound-handle rule: a task is handed on (to a pool's line, a parent pool,
- * a lane) and its {@link TaskHandle} becomes known only after the hand-off, while its owner may be
- * cancelled at any moment, before or after. Each side publishes, then checks the other: {@link #bind}
- * stores the handle, then reads the cancel flag; {@link #cancel} sets the flag, then reads the
- * handle. So whichever comes second withdraws the task, and a cancel is never lost between the two.
- * A handle may be bound again (a periodic task's next run); the cancel flag stays.
+ * The late-bound-handle rule, for an owner that keeps its handle in an object of its own (a
+ * {@code submit} future, a subpool's seat). A task is handed on (to a pool's line, a parent pool, a lane)
+ * and its {@link TaskHandle} becomes known only after the hand-off, while its owner may be
+ * cancelled at any moment, before or after. The rule itself is {@link LateBound}, written once; an
+ * owner with a field to spare for the handle and a cancelled state of its own (a delayed task)
+ * implements it directly and pays no object for it.
  */
-final class LateHandle {
+final class LateHandle implements LateBound {
   private volatile TaskHandle handle;
   private volatile boolean cancelled;
 
-  /**
-   * Binds the handle of the latest hand-off; withdraws it at once if a cancel came first.
-   *
-   * @return whether this call withdrew the task (a cancel came first and the task had not started)
-   */
+  /** Binds the handle of the latest hand-off; see {@link LateBound#bindLate}. */
   boolean bind(TaskHandle h) {
-    handle = h;
-    return cancelled && h.cancel();
+    return bindLate(h);
   }
 
   /**
@@ -30,7 +25,21 @@ final class LateHandle {
    */
   boolean cancel() {
     cancelled = true;
-    TaskHandle h = handle;
-    return h != null && h.cancel();
+    return withdrawLate();
+  }
+
+  @Override
+  public TaskHandle lateHandle() {
+    return handle;
+  }
+
+  @Override
+  public void storeLateHandle(TaskHandle h) {
+    handle = h;
+  }
+
+  @Override
+  public boolean lateCancelled() {
+    return cancelled;
   }
 }

@@ -615,7 +615,7 @@ final class SerialLane extends MemberSet
     Objects.requireNonNull(unit, "unit must not be null");
     checkOpen();
     // Not an admission: the task takes no thread until it is due, and is admitted work then.
-    return startTimer(new DelayedTask<Void>(pool.decorate(task, false), 0, this, pool.timers),
+    return startTimer(new DelayedTask<Void>(pool.decorate(task, false), this, pool),
         delay <= 0 ? 0 : unit.toNanos(delay));
   }
 
@@ -636,14 +636,13 @@ final class SerialLane extends MemberSet
       TimeUnit unit, String what, int sign) {
     long signedPeriod = DelayedTask.checkPeriodic(task, period, unit, what, sign);
     checkOpen();
-    return startTimer(new DelayedTask<Void>(pool.decorate(task, false), signedPeriod, this,
-        pool.timers),
+    return startTimer(
+        new DelayedTask.Periodic(pool.decorate(task, false), signedPeriod, this, pool),
         initialDelay <= 0 ? 0 : unit.toNanos(initialDelay));
   }
 
   /** Starts a timer of this lane, or refuses it if the lane or the pool closed (also if racing). */
   private DelayedTask<Void> startTimer(DelayedTask<Void> task, long delayNanos) {
-    task.timedBy = pool;
     DelayedTask<Void> started = task.start(delayNanos);
     if (started == null) {
       checkOpen();

@@ -24,7 +24,12 @@ final class SharedTimer {
   /** A timer entry. {@code index} is accessed only under the timer's lock. */
   abstract static class Task {
     long deadline;
-    /** Breaks deadline ties in scheduling order, so equal delays fire first-in first-out. */
+    /**
+     * Breaks deadline ties in scheduling order, so equal delays fire first-in first-out. Read only
+     * while the task is scheduled (under the lock); off the timer (fired, or never scheduled) the
+     * owner may keep a time of its own here until it schedules the task again (a delayed task keeps
+     * when it became due: no field of its own, idle timers may be many).
+     */
     long seq;
     int index = -1;
 
