@@ -520,14 +520,13 @@ class DelayedTask<V> extends SharedTimer.Task
       return false;
     }
     if (mayInterruptIfRunning) {
-      try {
-        Thread t = runner;
-        if (t != null) {
-          t.interrupt();
-        }
-      } finally {
-        STATE.setRelease(this, INTERRUPTED);
+      Thread t = runner;
+      if (t != null) {
+        // Never throws: a thread whose interrupt() throws must not keep the waiters in get()
+        // asleep (review r10, F1); a request from inside that interrupt() joins it (r9, F1).
+        Worker.interrupt(t);
       }
+      STATE.setRelease(this, INTERRUPTED);
     }
     cancelled();
     return true;
@@ -711,6 +710,11 @@ class DelayedTask<V> extends SharedTimer.Task
   public int compareTo(Delayed other) {
     if (other == this) {
       return 0;
+    }
+    if (other instanceof DelayedTask<?> o) {
+      // One reading for both sides: two timers due at the same instant compare equal (review
+      // r10, F2: each side read the clock, so each could compare greater than the other).
+      return Long.signum(deadline - o.deadline);
     }
     return Long.compare(getDelay(TimeUnit.NANOSECONDS), other.getDelay(TimeUnit.NANOSECONDS));
   }

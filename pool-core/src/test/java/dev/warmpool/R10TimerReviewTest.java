@@ -82,7 +82,10 @@ class R10TimerReviewTest {
     } catch (SecurityException e) {
       fromCancel = e; // FutureTask propagates it too, after it completed the future
     }
-    assertThat(fromCancel).as("the hostile interrupt ran").isNotNull();
+    // FutureTask's cancel rethrows what interrupt() threw; warmpool's swallows it, as its
+    // shutdownNow and a task handle's cancel(true) do. Either way the future is cancelled:
+    assertThat(fromCancel == null || ses instanceof ScheduledThreadPoolExecutor)
+        .as("only the JDK's cancel rethrows: %s", fromCancel).isTrue();
     assertThat(f.isCancelled()).isTrue();
     assertThat(f.isDone()).isTrue();
     boolean wokeWhileRunning = PoolFixture.waitUntil(Duration.ofSeconds(5), waiter::isDone);
@@ -121,7 +124,6 @@ class R10TimerReviewTest {
    * future done and wakes nobody).
    */
   @Test
-  @Disabled("r10 fault F1: cancel(true) whose interrupt() throws never wakes get() waiters (3/3)")
   void guarantee7_cancelTrueWhoseInterruptThrowsStillWakesTheWaitersAsTheJdksDoes()
       throws Exception {
     AtomicBoolean hostile = new AtomicBoolean(true);
@@ -149,7 +151,6 @@ class R10TimerReviewTest {
    * only when two schedules land on the same nanosecond, or under preemption between the reads).
    */
   @Test
-  @Disabled("r10 fault F2: compareTo of two timers due at the same nanosecond is not antisymmetric (3/3)")
   void guarantee7_twoTimersDueAtTheSameNanosecondCompareConsistently() throws Exception {
     WorkerPool pool = fixture.pool("r10-compare-", b -> b.capacity(1));
     ScheduledFuture<?> a = pool.schedule(() -> { }, 1, TimeUnit.HOURS);

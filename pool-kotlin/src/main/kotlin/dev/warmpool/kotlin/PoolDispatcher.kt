@@ -142,9 +142,13 @@ internal class PoolDispatcher private constructor(
     /** Whether [failure] is not yet counted in this family; if so it is now. */
     private fun firstCount(failure: Throwable): Boolean {
         val original = failure.cause?.takeIf { it.javaClass == failure.javaClass }
-        if (failure in counted || (original != null && original in counted)) return false
-        counted += failure
-        return true
+        // One step under the set's lock: two workers may count the same failure at once (a child's,
+        // heard by its parent's first run while the child ends: review r10, F4).
+        synchronized(counted) {
+            if (failure in counted || (original != null && original in counted)) return false
+            counted += failure
+            return true
+        }
     }
 
     /**

@@ -72,7 +72,6 @@ class R10UnitReviewTest {
      * for the other thread), 40 rounds counted 58 failures in one run and 40 in another.
      */
     @Test
-    @Disabled("r10 fault F4: a child's failure heard by the parent's first-run tail and the child's tail at once counts twice (3/3)")
     fun guarantee8_aChildsFailureHeardByTheParentsFirstRunAndTheChildAtOnceCountsOnce() {
         val pool = pools.pool(2)
         val d = pool.asCoroutineDispatcher() as PoolDispatcher
