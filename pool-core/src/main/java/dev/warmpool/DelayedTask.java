@@ -421,7 +421,16 @@ class DelayedTask<V> extends SharedTimer.Task
     }
     long period = period();
     if (!ownerClosed()) {
-      arm(period > 0 ? deadline + period : System.nanoTime() - period);
+      try {
+        arm(period > 0 ? deadline + period : System.nanoTime() - period);
+      } catch (RuntimeException | Error noTimer) {
+        // The shared timer's thread could not be started for the next period (a schedule call
+        // would throw this to its caller): the task cannot run again, so its future fails with
+        // it rather than stay pending for ever (review r10, F5).
+        complete(noTimer, EXCEPTIONAL);
+        forget();
+        return;
+      }
     }
     if (ownerClosed()) { // publish (PENDING, armed), then check: a close that swept before
       cancelIfPending();
