@@ -98,6 +98,7 @@ class DelayedTask<V> extends SharedTimer.Task
   private static final VarHandle STATE;
   private static final VarHandle RUNNER;
   private static final VarHandle WAITERS;
+  private static final VarHandle HAND_OFF;
 
   static {
     try {
@@ -105,6 +106,7 @@ class DelayedTask<V> extends SharedTimer.Task
       STATE = l.findVarHandle(DelayedTask.class, "state", int.class);
       RUNNER = l.findVarHandle(DelayedTask.class, "runner", Thread.class);
       WAITERS = l.findVarHandle(DelayedTask.class, "waiters", Waiter.class);
+      HAND_OFF = l.findVarHandle(DelayedTask.class, "handOff", TaskHandle.class);
     } catch (ReflectiveOperationException e) {
       throw new ExceptionInInitializerError(e);
     }
@@ -299,7 +301,14 @@ class DelayedTask<V> extends SharedTimer.Task
       cancel(false);
       return;
     }
-    bindLate(h); // withdraws it at once if it was cancelled meanwhile
+    // Withdraws it at once if it was cancelled meanwhile. Later periods are handed on and bound
+    // by the timer thread alone, one after another; only a first period due at once is handed on
+    // by the scheduling thread, whose bind may come after the second period's.
+    if (SharedTimer.isTimerThread()) {
+      bindLate(h);
+    } else {
+      bindLateFirst(h);
+    }
   }
 
   /**
@@ -490,6 +499,11 @@ class DelayedTask<V> extends SharedTimer.Task
   @Override
   public final void storeLateHandle(TaskHandle h) {
     handOff = h;
+  }
+
+  @Override
+  public final boolean replaceLateHandle(TaskHandle expected, TaskHandle h) {
+    return HAND_OFF.compareAndSet(this, expected, h);
   }
 
   /** The cancel mark of the late-bound-handle rule: the future was cancelled. */

@@ -15,6 +15,9 @@ interface LateBound {
   /** Stores the handle (a volatile write). */
   void storeLateHandle(TaskHandle h);
 
+  /** Stores {@code h} if the bound handle is still {@code expected} (a CAS). */
+  boolean replaceLateHandle(TaskHandle expected, TaskHandle h);
+
   /** Whether the owner was cancelled (a volatile read; once true, stays true). */
   boolean lateCancelled();
 
@@ -26,6 +29,20 @@ interface LateBound {
   default boolean bindLate(TaskHandle h) {
     storeLateHandle(h);
     return lateCancelled() && h.cancel();
+  }
+
+  /**
+   * {@link #bindLate} for a first hand-off that may be bound after a later one (a periodic timer due
+   * at once is handed on by the scheduling thread, its later periods by the timer thread, and the
+   * second period can be handed on and bound while the first's thread has not yet bound its
+   * handle): binds {@code h} only if nothing is bound yet. If something is, it is a later
+   * hand-off's, this one has run already (the next is handed on only after it ran), and binding
+   * it would hide the later one from a cancel (review r10, F3).
+   *
+   * @return whether this call withdrew the task
+   */
+  default boolean bindLateFirst(TaskHandle h) {
+    return replaceLateHandle(null, h) && lateCancelled() && h.cancel();
   }
 
   /**

@@ -1,5 +1,7 @@
 package dev.warmpool;
 
+import java.util.concurrent.atomic.AtomicReferenceFieldUpdater;
+
 /**
  * The late-bound-handle rule, for an owner that keeps its handle in an object of its own (a
  * {@code submit} future, a subpool's seat). A task is handed on (to a pool's line, a parent pool, a lane)
@@ -37,6 +39,14 @@ final class LateHandle implements LateBound {
   public void storeLateHandle(TaskHandle h) {
     handle = h;
   }
+
+  @Override
+  public boolean replaceLateHandle(TaskHandle expected, TaskHandle h) {
+    return HANDLE.compareAndSet(this, expected, h);
+  }
+
+  private static final AtomicReferenceFieldUpdater<LateHandle, TaskHandle> HANDLE =
+      AtomicReferenceFieldUpdater.newUpdater(LateHandle.class, TaskHandle.class, "handle");
 
   @Override
   public boolean lateCancelled() {

@@ -199,7 +199,6 @@ class R10TimerReviewTest {
    * first bind waits until period 2 is bound (a preemption of a few microseconds on a loaded host).
    */
   @Test
-  @Disabled("r10 fault F3: a periodic timer due now binds a spent handle over its next period's (3/3)")
   void guarantee7_aCancelWithdrawsThePeriodsHandOffEvenWhenTheFirstFireWasBoundLate()
       throws Exception {
     WorkerPool pool = fixture.pool("r10-stale-", b -> b.capacity(1));
