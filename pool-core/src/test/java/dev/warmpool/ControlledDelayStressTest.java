@@ -36,10 +36,7 @@ class ControlledDelayStressTest {
     @Override
     public void run() {
       ran.incrementAndGet();
-      long until = System.nanoTime() + ThreadLocalRandom.current().nextInt(150_000);
-      while (System.nanoTime() < until) {
-        Thread.onSpinWait();
-      }
+      PoolFixture.spinFor(ThreadLocalRandom.current().nextInt(150_000));
     }
 
     @Override

@@ -89,10 +89,7 @@ class FifthReviewLaneExpiryTest {
   }
 
   private static void spin(long nanos) {
-    long until = System.nanoTime() + nanos;
-    while (System.nanoTime() < until) {
-      Thread.onSpinWait();
-    }
+    PoolFixture.spinFor(nanos);
   }
 
   private static void assertExact(WorkerPool p, long handedBack) {

@@ -1334,10 +1334,7 @@ class FourthReviewExpiryTest {
           @Override
           public void run() {
             w.incrementAndGet();
-            long until = System.nanoTime() + 100_000;
-            while (System.nanoTime() < until) {
-              Thread.onSpinWait();
-            }
+            PoolFixture.spinFor(100_000);
           }
 
           @Override

@@ -64,10 +64,7 @@ class LaneDeadlineStressTest {
   }
 
   private static void spin(int micros) {
-    long until = System.nanoTime() + TimeUnit.MICROSECONDS.toNanos(micros);
-    while (System.nanoTime() < until) {
-      Thread.onSpinWait();
-    }
+    PoolFixture.spinFor(TimeUnit.MICROSECONDS.toNanos(micros));
   }
 
   @ParameterizedTest(name = "{0}")

@@ -205,10 +205,7 @@ class LineDeadlineTest {
       for (int i = 0; i < 40; i++) {
         Runnable task = () -> {
           ran.incrementAndGet();
-          long until = System.nanoTime() + rnd.nextInt(200_000);
-          while (System.nanoTime() < until) {
-            Thread.onSpinWait();
-          }
+          PoolFixture.spinFor(rnd.nextInt(200_000));
         };
         tasks.add(task);
         handles.add(rnd.nextBoolean() ? pool.enqueue(task)

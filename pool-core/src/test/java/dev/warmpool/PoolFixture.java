@@ -229,6 +229,14 @@ final class PoolFixture implements AutoCloseable {
     return new Background(t, failures);
   }
 
+  /** Spins (never sleeps) for {@code nanos}: a random moment in a race, or a task's busy work. */
+  static void spinFor(long nanos) {
+    long until = System.nanoTime() + nanos;
+    while (System.nanoTime() < until) {
+      Thread.onSpinWait();
+    }
+  }
+
   /**
    * Polls the condition until it holds or {@code atMost} is up, and returns whether it held: for a
    * bounded wait whose outcome the test reports rather than fails on at once.

@@ -146,10 +146,7 @@ class R6LaneAdmitTest {
               int micros = r.nextInt(200);
               plain.add(pool.enqueue(() -> {
                 plainRan.incrementAndGet();
-                long until = System.nanoTime() + micros * 1000L;
-                while (System.nanoTime() < until) {
-                  Thread.onSpinWait();
-                }
+                PoolFixture.spinFor(micros * 1000L);
               }));
             }
           } catch (RejectedExecutionException refused) {

@@ -31,35 +31,6 @@ class R6LifoStressTest {
   private static final Duration HOUR = Duration.ofHours(1);
   @AutoClose final PoolFixture fixture = new PoolFixture();
 
-  static final class Probe implements CancellationAware {
-    final boolean admitted;
-    final AtomicInteger ran = new AtomicInteger();
-    final AtomicInteger expired = new AtomicInteger();
-
-    Probe(boolean admitted) {
-      this.admitted = admitted;
-    }
-
-    @Override
-    public void run() {
-      ran.incrementAndGet();
-      long until = System.nanoTime() + ThreadLocalRandom.current().nextInt(100_000);
-      while (System.nanoTime() < until) {
-        Thread.onSpinWait();
-      }
-    }
-
-    @Override
-    public void onCancel() {
-      throw new AssertionError("onCancel for an unscheduled task");
-    }
-
-    @Override
-    public void onExpired(PoolOverloadedException cause) {
-      expired.incrementAndGet();
-    }
-  }
-
   @ParameterizedTest(name = "{0}")
   @ValueSource(strings = {"pool", "sharded", "subpool"})
   void everyEntryEndsOneWayAndCountersAreExact(String where) throws Exception {
@@ -92,7 +63,7 @@ class R6LifoStressTest {
         lanes[i].executeAdmitted(() -> { }); // admitted from the start: joins as admitted
       }
     }
-    List<Probe> accepted = Collections.synchronizedList(new ArrayList<>());
+    List<StressProbe> accepted = Collections.synchronizedList(new ArrayList<>());
     AtomicInteger thrown = new AtomicInteger();
     AtomicInteger callerRan = new AtomicInteger();
     AtomicInteger callerExpired = new AtomicInteger();
@@ -105,15 +76,15 @@ class R6LifoStressTest {
           try {
             if (k < 30) {
               int l = r.nextInt(lanes.length);
-              Probe p = new Probe(l % 2 == 0);
+              StressProbe p = new StressProbe(l % 2 == 0, -1);
               lanes[l].execute(p);
               accepted.add(p);
             } else if (k < 40) {
-              Probe p = new Probe(true);
+              StressProbe p = new StressProbe(true, -1);
               lanes[r.nextInt(lanes.length)].executeAdmitted(p);
               accepted.add(p);
             } else if (k < 75) {
-              Probe p = new Probe(false);
+              StressProbe p = new StressProbe(false, -1);
               TaskHandle h = pool.enqueue(p);
               accepted.add(p);
               if (r.nextInt(5) == 0 && h.cancel()) {
@@ -157,14 +128,14 @@ class R6LifoStressTest {
     assertThat(PoolFixture.waitUntil(Duration.ofSeconds(20), () -> {
       long heard = 0;
       synchronized (accepted) {
-        for (Probe p : accepted) {
+        for (StressProbe p : accepted) {
           heard += p.expired.get();
         }
       }
       return heard + callerExpired.get() == pool.stats().expired();
     })).as("round %d: every expiry heard once %s", round, pool.stats()).isTrue();
     synchronized (accepted) {
-      for (Probe p : accepted) {
+      for (StressProbe p : accepted) {
         int ways = p.ran.get() + p.expired.get() + handedBack.getOrDefault(p, 0);
         assertThat(ways).as("round %d %s: one way ran %s expired %s", round, where, p.ran,
             p.expired).isEqualTo(1);

@@ -25,10 +25,7 @@ class R7CancelInterruptStressTest {
   @AutoClose final PoolFixture fixture = new PoolFixture();
 
   private static void spin(long nanos) {
-    long until = System.nanoTime() + nanos;
-    while (System.nanoTime() < until) {
-      Thread.onSpinWait();
-    }
+    PoolFixture.spinFor(nanos);
   }
 
   /** HELD. */

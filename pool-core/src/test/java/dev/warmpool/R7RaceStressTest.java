@@ -33,38 +33,6 @@ class R7RaceStressTest {
   private static final Duration HOUR = Duration.ofHours(1);
   @AutoClose final PoolFixture fixture = new PoolFixture();
 
-  static final class Probe implements CancellationAware {
-    final boolean admitted;
-    final int lane;
-    final AtomicInteger ran = new AtomicInteger();
-    final AtomicInteger expired = new AtomicInteger();
-    final AtomicInteger withdrawn = new AtomicInteger();
-
-    Probe(boolean admitted, int lane) {
-      this.admitted = admitted;
-      this.lane = lane;
-    }
-
-    @Override
-    public void run() {
-      ran.incrementAndGet();
-      long until = System.nanoTime() + ThreadLocalRandom.current().nextInt(100_000);
-      while (System.nanoTime() < until) {
-        Thread.onSpinWait();
-      }
-    }
-
-    @Override
-    public void onCancel() {
-      throw new AssertionError("onCancel for an unscheduled task");
-    }
-
-    @Override
-    public void onExpired(PoolOverloadedException cause) {
-      expired.incrementAndGet();
-    }
-  }
-
   /** Diagnostics: each lane's private state, by reflection. */
   static String laneStates(SerialExecutor[] lanes) {
     StringBuilder sb = new StringBuilder();
@@ -150,9 +118,8 @@ class R7RaceStressTest {
       }
     }
     boolean[] closedLane = new boolean[lanes.length];
-    List<Probe> accepted = Collections.synchronizedList(new ArrayList<>());
-    List<TaskHandle> handles = Collections.synchronizedList(new ArrayList<>());
-    Map<TaskHandle, Probe> probeOf = Collections.synchronizedMap(new IdentityHashMap<>());
+    List<StressProbe> accepted = Collections.synchronizedList(new ArrayList<>());
+    RandomCanceller canceller = new RandomCanceller();
     AtomicInteger thrown = new AtomicInteger();
     AtomicInteger callerExpired = new AtomicInteger();
     AtomicBoolean stop = new AtomicBoolean();
@@ -165,7 +132,7 @@ class R7RaceStressTest {
           try {
             if (k < 25) {
               int l = r.nextInt(lanes.length);
-              Probe p = new Probe(l % 2 == 0, l);
+              StressProbe p = new StressProbe(l % 2 == 0, l);
               accepted.add(p);
               try {
                 lanes[l].execute(p);
@@ -175,7 +142,7 @@ class R7RaceStressTest {
               }
             } else if (k < 35) {
               int l = r.nextInt(lanes.length);
-              Probe p = new Probe(true, l);
+              StressProbe p = new StressProbe(true, l);
               accepted.add(p);
               try {
                 lanes[l].executeAdmitted(p);
@@ -190,11 +157,10 @@ class R7RaceStressTest {
               }
               lanes[l].close();
             } else if (k < 70) {
-              Probe p = new Probe(false, -1);
+              StressProbe p = new StressProbe(false, -1);
               TaskHandle h = pool.enqueue(p);
               accepted.add(p);
-              probeOf.put(h, p);
-              handles.add(h);
+              canceller.add(h, p.withdrawn);
             } else if (k < 80) {
               try {
                 pool.execute(() -> { });
@@ -218,29 +184,12 @@ class R7RaceStressTest {
         }
       }));
     }
-    subs.add(PoolFixture.background("canceller", () -> {
-      ThreadLocalRandom r = ThreadLocalRandom.current();
-      while (!stop.get()) {
-        TaskHandle h = null;
-        synchronized (handles) {
-          if (!handles.isEmpty()) {
-            h = handles.get(r.nextInt(handles.size()));
-          }
-        }
-        if (h != null && h.cancel(r.nextBoolean())) {
-          probeOf.get(h).withdrawn.incrementAndGet();
-        }
-        Thread.onSpinWait();
-      }
-    }));
+    subs.add(canceller.start(stop));
     // the end races the submitters: a shutdown or shutdownNow while they still submit
     int endKind = rnd.nextInt(3);
     List<Runnable> back = new ArrayList<>();
     if (endKind > 0) {
-      long spin = System.nanoTime() + rnd.nextInt(3_000_000);
-      while (System.nanoTime() < spin) {
-        Thread.onSpinWait();
-      }
+      PoolFixture.spinFor(rnd.nextInt(3_000_000));
       if (endKind == 1) {
         pool.shutdown();
       } else {
@@ -265,14 +214,14 @@ class R7RaceStressTest {
     assertThat(PoolFixture.waitUntil(Duration.ofSeconds(20), () -> {
       long heard = 0;
       synchronized (accepted) {
-        for (Probe p : accepted) {
+        for (StressProbe p : accepted) {
           heard += p.expired.get();
         }
       }
       return heard + callerExpired.get() == pool.stats().expired();
     })).as("round %d: every expiry heard once %s", round, pool.stats()).isTrue();
     synchronized (accepted) {
-      for (Probe p : accepted) {
+      for (StressProbe p : accepted) {
         int ways = p.ran.get() + p.expired.get() + p.withdrawn.get()
             + handedBack.getOrDefault(p, 0);
         boolean closed = p.lane >= 0 && closedLane[p.lane];

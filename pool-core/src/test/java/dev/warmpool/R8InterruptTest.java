@@ -39,10 +39,7 @@ class R8InterruptTest {
       @Override
       public void interrupt() {
         ThreadLocalRandom rnd = ThreadLocalRandom.current();
-        long until = System.nanoTime() + rnd.nextInt(200_000);
-        while (System.nanoTime() < until) {
-          Thread.onSpinWait();
-        }
+        PoolFixture.spinFor(rnd.nextInt(200_000));
         if (rnd.nextInt(10) == 0) {
           throw new IllegalStateException("r8: interrupt refused");
         }
@@ -97,10 +94,7 @@ class R8InterruptTest {
           }
         }));
       }
-      long spin = System.nanoTime() + ThreadLocalRandom.current().nextInt(500_000);
-      while (System.nanoTime() < spin) {
-        Thread.onSpinWait();
-      }
+      PoolFixture.spinFor(ThreadLocalRandom.current().nextInt(500_000));
       go.set(true);
       long goAt = System.nanoTime();
       for (PoolFixture.Background hm : hammers) {

@@ -90,8 +90,7 @@ class R8LaneStressTest {
     }
     boolean[] closedLane = new boolean[lanes.length];
     List<Probe> accepted = Collections.synchronizedList(new ArrayList<>());
-    List<TaskHandle> handles = Collections.synchronizedList(new ArrayList<>());
-    Map<TaskHandle, Probe> probeOf = Collections.synchronizedMap(new IdentityHashMap<>());
+    RandomCanceller canceller = new RandomCanceller();
     AtomicInteger thrown = new AtomicInteger();
     AtomicBoolean stop = new AtomicBoolean();
     AtomicBoolean ending = new AtomicBoolean();
@@ -122,8 +121,7 @@ class R8LaneStressTest {
                 accepted.remove(p);
                 throw e;
               }
-              probeOf.put(h, p);
-              handles.add(h);
+              canceller.add(h, p.withdrawn);
             } else if (k < 85) {
               accepted.add(p);
               try {
@@ -160,28 +158,11 @@ class R8LaneStressTest {
         }
       }));
     }
-    subs.add(PoolFixture.background("canceller", () -> {
-      ThreadLocalRandom r = ThreadLocalRandom.current();
-      while (!stop.get()) {
-        TaskHandle h = null;
-        synchronized (handles) {
-          if (!handles.isEmpty()) {
-            h = handles.get(r.nextInt(handles.size()));
-          }
-        }
-        if (h != null && h.cancel(r.nextBoolean())) {
-          probeOf.get(h).withdrawn.incrementAndGet();
-        }
-        Thread.onSpinWait();
-      }
-    }));
+    subs.add(canceller.start(stop));
     int endKind = rnd.nextInt(3);
     List<Runnable> back = new ArrayList<>();
     if (endKind > 0) {
-      long spin = System.nanoTime() + rnd.nextInt(4_000_000);
-      while (System.nanoTime() < spin) {
-        Thread.onSpinWait();
-      }
+      PoolFixture.spinFor(rnd.nextInt(4_000_000));
       ending.set(true);
       if (endKind == 1) {
         pool.shutdown();
