@@ -92,6 +92,13 @@ import reactor.core.scheduler.Schedulers;
  *       on {@code Dispatchers.Default}, at most 64 in flight, each one {@code withContext(d) {}},
  *       capacity 20: vs {@code newFixedThreadPool(20).asCoroutineDispatcher()}; coroutines per
  *       second.</li>
+ *   <li>a service (issue 33): Poisson arrivals at 2,000 requests/s for {@code 2 s x scale} per
+ *       executor and round (the same seeded schedule for each), each request
+ *       {@code Mono.fromCallable(..).subscribeOn(s)} whose callable blocks for 1 ms
+ *       ({@code parkNanos}), capacity 20: p50 and p99 of the time from the request's intended
+ *       arrival (so a late driver counts against the executor, not for it) to its value reaching
+ *       the subscriber: vs {@code fromExecutorService(fixed 20)} and
+ *       {@code newBoundedElastic(20)}.</li>
  * </ol>
  *
  * <p>Every ratio is oriented so that above 1 means warmpool is better: throughput is
@@ -99,11 +106,11 @@ import reactor.core.scheduler.Schedulers;
  * goal in those terms (for example "p99 <= 1.2x best peer" becomes ratio {@code >= 0.83}). Also
  * printed: the JDK, {@code nproc}, {@code /proc/loadavg} at start and end, and every round's values.
  * Progress (with seconds per shape) goes to stderr, the report to stdout. At the defaults a round
- * takes about 35 s on 2 cores (throughput shapes are time-bounded, the Reactor and RxJava shapes are
- * not; shape 10 is about 2.5 s), so about 3.5 minutes in all.
+ * takes about 45 s on 2 cores (throughput shapes are time-bounded, the Reactor and RxJava shapes are
+ * not; shape 10 is about 2.5 s, shape 13 about 7 s), so about 4.5 minutes in all.
  *
  * <p>Options ({@code key=value}): {@code rounds=5} measured rounds, {@code warmup=1} discarded
- * rounds, {@code scale=1} multiplies every size and duration, {@code only=1,...,12}
+ * rounds, {@code scale=1} multiplies every size and duration, {@code only=1,...,13}
  * shapes (numbered as above).
  * Build once, then run from the repository root (on Temurin 25, replace {@code java} by
  * {@code /usr/lib/jvm/temurin-25-jdk-amd64/bin/java}; the classes target Java 17):
@@ -126,6 +133,8 @@ public final class GoalTable {
   static final String KOTLIN_DEFAULT =
       "Kotlin coroutines launched on Dispatchers.Default, 64 in flight, each withContext(d) {}, capacity 20";
   static final String TINY_2_ENQUEUE = "tiny tasks, 1 producer, capacity 2, enqueue";
+  static final String SERVICE =
+      "a service: Poisson 2,000 requests/s, each subscribeOn(s) then a 1 ms blocking call, capacity 20";
   static final String NESTED =
       "nested join: a task joins a subtask on its own pool, one call per 2 ms, capacity 2";
   static final String BURST = "burst of 64 blocking tasks (sleep 5 ms), idle warm pool, capacity 64";
@@ -148,7 +157,7 @@ public final class GoalTable {
     int warmup = Harness.intOption(o, "warmup", 1);
     double scale = Double.parseDouble(o.getOrDefault("scale", "1"));
     Set<Integer> only = new TreeSet<>();
-    for (String s : o.getOrDefault("only", "1,2,3,4,5,6,7,8,9,10,11,12").split(",")) {
+    for (String s : o.getOrDefault("only", "1,2,3,4,5,6,7,8,9,10,11,12,13").split(",")) {
       only.add(Integer.parseInt(s.trim()));
     }
     GoalTable t = new GoalTable(scale);
@@ -169,6 +178,7 @@ public final class GoalTable {
       if (only.contains(10)) shapes.add(t.new BurstStartLatency());
       if (only.contains(11)) shapes.add(t.new NestedJoin());
       if (only.contains(12)) shapes.add(t.new KotlinDefaultShape());
+      if (only.contains(13)) shapes.add(t.new Service());
       for (int r = 0; r < warmup + rounds; r++) {
         t.measuring = r >= warmup;
         long rs = System.nanoTime();
@@ -318,6 +328,13 @@ public final class GoalTable {
       // the goal (issue 33): within 1.25x of fixed(2) at p50 and p99
       row(out, NESTED, "p50 us", Kind.LATENCY, Peers.TPE_FIXED, "fixed(2)+LBQ", 0.8);
       row(out, NESTED, "p99 us", Kind.LATENCY, Peers.TPE_FIXED, "fixed(2)+LBQ", 0.8);
+    }
+    if (only.contains(13)) {
+      // the goal (issue 33): p50 and p99 at least as low as each peer's
+      for (String metric : List.of("p50 us", "p99 us")) {
+        row(out, SERVICE, metric, Kind.LATENCY, "from-fixed", "fromExecutorService(fixed 20)", 1.0);
+        row(out, SERVICE, metric, Kind.LATENCY, "bounded-elastic", "newBoundedElastic(20)", 1.0);
+      }
     }
   }
 
@@ -1022,6 +1039,80 @@ public final class GoalTable {
       for (ExecutorService e : executors) {
         Peers.close(e);
       }
+    }
+  }
+  /**
+   * Shape 13. One driver thread subscribes each request at its intended arrival; latency runs from
+   * that instant, so an executor that makes the driver late pays for it (no coordinated omission).
+   */
+  final class Service implements Shape {
+    final WorkerPool pool = WorkerPool.builder().name("svc-wp").capacity(ADAPTER_CAPACITY).build();
+    final ExecutorService fixed =
+        Executors.newFixedThreadPool(ADAPTER_CAPACITY, Peers.named("svc-fixed"));
+    final String[] ids = {Peers.WARMPOOL, "from-fixed", "bounded-elastic"};
+    final Scheduler[] schedulers = {
+        dev.warmpool.reactor.PoolSchedulers.from(pool),
+        Schedulers.fromExecutorService(fixed),
+        Schedulers.newBoundedElastic(ADAPTER_CAPACITY, Integer.MAX_VALUE, "svc-be")};
+    final org.HdrHistogram.ConcurrentHistogram h =
+        new org.HdrHistogram.ConcurrentHistogram(TimeUnit.SECONDS.toNanos(60), 3);
+    int round;
+
+    @Override
+    public void round() throws Exception {
+      long[] gaps = poissonGaps(2_000, Math.max(200, (int) (4_000 * scale)), 33L + round++);
+      for (int i = 0; i < ids.length; i++) {
+        Scheduler s = schedulers[i];
+        h.reset();
+        CountDownLatch done = new CountDownLatch(gaps.length);
+        AtomicLong failed = new AtomicLong();
+        long next = System.nanoTime();
+        for (long gap : gaps) {
+          next += gap;
+          long wait;
+          while ((wait = next - System.nanoTime()) > 0) {
+            LockSupport.parkNanos(wait);
+          }
+          long intended = next;
+          Mono.fromCallable(() -> {
+                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1)); // the blocking call
+                return intended;
+              })
+              .subscribeOn(s)
+              .subscribe(v -> {
+                h.recordValue(System.nanoTime() - v);
+                done.countDown();
+              }, e -> {
+                failed.incrementAndGet();
+                done.countDown();
+              });
+        }
+        if (!done.await(60, TimeUnit.SECONDS) || failed.get() != 0) {
+          throw new IllegalStateException(ids[i] + ": " + done.getCount() + " requests unfinished, "
+              + failed.get() + " failed");
+        }
+        record(SERVICE, "p50 us", ids[i], h.getValueAtPercentile(50) / 1000.0);
+        record(SERVICE, "p99 us", ids[i], h.getValueAtPercentile(99) / 1000.0);
+      }
+    }
+
+    /** Exponential gaps (nanos) of a Poisson process of {@code perSecond}, seeded. */
+    private long[] poissonGaps(int perSecond, int n, long seed) {
+      java.util.Random r = new java.util.Random(seed);
+      long[] gaps = new long[n];
+      for (int i = 0; i < n; i++) {
+        gaps[i] = (long) (-Math.log(1 - r.nextDouble()) * 1e9 / perSecond);
+      }
+      return gaps;
+    }
+
+    @Override
+    public void close() {
+      for (Scheduler s : schedulers) {
+        s.dispose();
+      }
+      Peers.close(pool);
+      Peers.close(fixed);
     }
   }
 }
