@@ -99,6 +99,11 @@ import reactor.core.scheduler.Schedulers;
  *       arrival (so a late driver counts against the executor, not for it) to its value reaching
  *       the subscriber: vs {@code fromExecutorService(fixed 20)} and
  *       {@code newBoundedElastic(20)}.</li>
+ *   <li>memory as work grows (issue 33; {@link MemoryPerUnit}'s units, heap after GC per unit): an
+ *       idle Reactor {@code Worker} with a pending timer vs {@code newBoundedElastic(64)}, the same
+ *       for RxJava vs {@code Schedulers.from(fixed 20)} (reported), and a task waiting in line vs a
+ *       fixed(1) + {@code LinkedBlockingQueue} node (goal: at most 1.5x its bytes). Run with
+ *       {@code -Xmx2g}.</li>
  * </ol>
  *
  * <p>Every ratio is oriented so that above 1 means warmpool is better: throughput is
@@ -110,7 +115,7 @@ import reactor.core.scheduler.Schedulers;
  * not; shape 10 is about 2.5 s, shape 13 about 7 s), so about 4.5 minutes in all.
  *
  * <p>Options ({@code key=value}): {@code rounds=5} measured rounds, {@code warmup=1} discarded
- * rounds, {@code scale=1} multiplies every size and duration, {@code only=1,...,13}
+ * rounds, {@code scale=1} multiplies every size and duration, {@code only=1,...,14}
  * shapes (numbered as above).
  * Build once, then run from the repository root (on Temurin 25, replace {@code java} by
  * {@code /usr/lib/jvm/temurin-25-jdk-amd64/bin/java}; the classes target Java 17):
@@ -157,7 +162,7 @@ public final class GoalTable {
     int warmup = Harness.intOption(o, "warmup", 1);
     double scale = Double.parseDouble(o.getOrDefault("scale", "1"));
     Set<Integer> only = new TreeSet<>();
-    for (String s : o.getOrDefault("only", "1,2,3,4,5,6,7,8,9,10,11,12,13").split(",")) {
+    for (String s : o.getOrDefault("only", "1,2,3,4,5,6,7,8,9,10,11,12,13,14").split(",")) {
       only.add(Integer.parseInt(s.trim()));
     }
     GoalTable t = new GoalTable(scale);
@@ -179,6 +184,7 @@ public final class GoalTable {
       if (only.contains(11)) shapes.add(t.new NestedJoin());
       if (only.contains(12)) shapes.add(t.new KotlinDefaultShape());
       if (only.contains(13)) shapes.add(t.new Service());
+      if (only.contains(14)) shapes.add(t.new Memory());
       for (int r = 0; r < warmup + rounds; r++) {
         t.measuring = r >= warmup;
         long rs = System.nanoTime();
@@ -234,7 +240,7 @@ public final class GoalTable {
 
   /** Which way a metric is better. */
   enum Kind {
-    THROUGHPUT, LATENCY, COUNT, /** shown, not compared */ INFO
+    THROUGHPUT, LATENCY, COUNT, /** lower is better */ BYTES, /** shown, not compared */ INFO
   }
 
   private void table(PrintOut out, Set<Integer> only) {
@@ -336,6 +342,15 @@ public final class GoalTable {
         row(out, SERVICE, metric, Kind.LATENCY, "bounded-elastic", "newBoundedElastic(20)", 1.0);
       }
     }
+    if (only.contains(14)) {
+      row(out, Memory.REACTOR, "bytes per unit", Kind.BYTES, "newBoundedElastic(64, MAX)",
+          "newBoundedElastic(64)", 1.0);
+      row(out, Memory.RX, "bytes per unit", Kind.BYTES, "Schedulers.from(fixed 20)",
+          "Schedulers.from(fixed 20)", Double.NaN);
+      // the goal: at most 1.5x a LinkedBlockingQueue node
+      row(out, Memory.LINE, "bytes per unit", Kind.BYTES, "fixed(1) + LinkedBlockingQueue, execute",
+          "fixed(1)+LBQ node", 1 / 1.5);
+    }
   }
 
   private void row(PrintOut out, String shape, String metric, Kind kind, String peer,
@@ -369,6 +384,8 @@ public final class GoalTable {
             : String.format(Locale.ROOT, "%.0fk/s", v / 1e3);
       case LATENCY:
         return String.format(Locale.ROOT, "%.1f us", v);
+      case BYTES:
+        return String.format(Locale.ROOT, "%.0f B", v);
       default:
         return String.format(Locale.ROOT, "%.0f", v);
     }
@@ -1113,6 +1130,31 @@ public final class GoalTable {
       }
       Peers.close(pool);
       Peers.close(fixed);
+    }
+  }
+  /** Shape 14: {@link MemoryPerUnit}'s shapes, warmpool and the peer each goal names. */
+  final class Memory implements Shape {
+    static final String REACTOR = "idle Reactor Worker with a pending timer";
+    static final String RX = "idle RxJava Worker with a pending timer";
+    static final String LINE = "task waiting in line (capacity 1, blocking)";
+
+    @Override
+    public void round() throws Exception {
+      Map<String, Map<String, MemoryPerUnit.Shape>> shapes = MemoryPerUnit.shapes();
+      measure(shapes, REACTOR, "warmpool", "newBoundedElastic(64, MAX)");
+      measure(shapes, RX, "warmpool", "Schedulers.from(fixed 20)");
+      measure(shapes, LINE, "warmpool enqueue", "fixed(1) + LinkedBlockingQueue, execute");
+    }
+
+    private void measure(Map<String, Map<String, MemoryPerUnit.Shape>> shapes, String shape,
+        String warmpool, String peer) throws Exception {
+      Map<String, MemoryPerUnit.Shape> peers = shapes.get(shape);
+      record(shape, "bytes per unit", Peers.WARMPOOL, MemoryPerUnit.measure(peers.get(warmpool)));
+      record(shape, "bytes per unit", peer, MemoryPerUnit.measure(peers.get(peer)));
+    }
+
+    @Override
+    public void close() {
     }
   }
 }
