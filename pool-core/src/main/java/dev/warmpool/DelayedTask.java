@@ -274,7 +274,18 @@ class DelayedTask<V> extends SharedTimer.Task
       deadline = now; // off the timer: a fixed rate counts its next run from here
       fire(); // as the timer fires it: a close racing us cancels it, or it is handed on
     } else {
-      arm(now + clamp(delayNanos));
+      try {
+        arm(now + clamp(delayNanos));
+      } catch (RuntimeException | Error noTimer) {
+        // The shared timer's thread could not start: the schedule throws that to its caller, so
+        // nothing may keep the timer (review r11, F2: a close would later cancel a schedule that
+        // had thrown, a second answer to one call). A close's sweep that cancelled it first wins,
+        // as above.
+        if (STATE.compareAndSet(this, PENDING, CANCELLED)) {
+          forget();
+          throw noTimer;
+        }
+      }
     }
     return this;
   }
@@ -397,7 +408,10 @@ class DelayedTask<V> extends SharedTimer.Task
       }
     }
     if (ran && period() != 0 && s <= DUE) {
-      rearm();
+      Throwable noTimer = rearm();
+      if (failure == null) {
+        failure = noTimer; // the task stopped: the pool counts this run failed and reports why
+      }
     } else {
       forget(); // its last run (or cancelled before or during it: a second forget is a no-op)
     }
@@ -423,10 +437,13 @@ class DelayedTask<V> extends SharedTimer.Task
     return true;
   }
 
-  /** A periodic run returned: arm the next, then check the owners (publish, then check). */
-  private void rearm() {
+  /**
+   * A periodic run returned: arm the next, then check the owners (publish, then check). Returns
+   * why the task cannot run again if the timer could not take it, else null.
+   */
+  private Throwable rearm() {
     if (!STATE.compareAndSet(this, DUE, PENDING)) {
-      return; // cancelled during the run
+      return null; // cancelled during the run
     }
     long period = period();
     if (!ownerClosed()) {
@@ -435,15 +452,21 @@ class DelayedTask<V> extends SharedTimer.Task
       } catch (RuntimeException | Error noTimer) {
         // The shared timer's thread could not be started for the next period (a schedule call
         // would throw this to its caller): the task cannot run again, so its future fails with
-        // it rather than stay pending for ever (review r10, F5).
-        complete(noTimer, EXCEPTIONAL);
+        // it rather than stay pending for ever (review r10, F5), and the run that re-armed
+        // throws it, so that the pool counts and reports it as a schedule's failure: a periodic
+        // future is seldom read (review r11, F3).
+        if (complete(noTimer, EXCEPTIONAL)) {
+          forget();
+          return noTimer;
+        }
         forget();
-        return;
+        return null; // cancelled while arming: that is how it ended
       }
     }
     if (ownerClosed()) { // publish (PENDING, armed), then check: a close that swept before
       cancelIfPending();
     }
+    return null;
   }
 
   @SuppressWarnings("unchecked")

@@ -251,8 +251,8 @@ final class Worker extends TaskSlot implements Runnable {
    * shutdownNow must still hand back what it took.
    */
   static void interrupt(Thread t) {
-    Thread outer = DELIVERING.get();
-    DELIVERING.set(t);
+    Delivery outer = DELIVERING.get();
+    DELIVERING.set(new Delivery(t, outer));
     try {
       t.interrupt();
     } catch (Throwable refused) {
@@ -263,21 +263,34 @@ final class Worker extends TaskSlot implements Runnable {
     }
   }
 
-  /**
-   * The thread whose {@code interrupt()} this thread is inside now (through {@link #interrupt}),
-   * else null.
-   */
-  private static final ThreadLocal<Thread> DELIVERING = new ThreadLocal<>();
+  /** One {@code interrupt()} this thread is inside now, and the one it was called from. */
+  private record Delivery(Thread to, Delivery outer) { }
 
   /**
-   * Whether this thread is inside {@code t.interrupt()} now. A request to interrupt {@code t} made
-   * from there (a factory's thread whose {@code interrupt()} calls {@code cancel(true)} or a
-   * {@code shutdownNow}) joins the delivery on its way instead of asking for one more: asking
+   * The deliveries this thread is inside now (through {@link #interrupt}), innermost first, else
+   * null. Allocated only around a delivery, which is rare: the hot path never sees it.
+   */
+  private static final ThreadLocal<Delivery> DELIVERING = new ThreadLocal<>();
+
+  /**
+   * Whether this thread is inside {@code t.interrupt()} now, at any depth. A request to interrupt
+   * {@code t} made from there (a factory's thread whose {@code interrupt()} calls
+   * {@code cancel(true)} or a {@code shutdownNow}, directly or through another thread's
+   * {@code interrupt()}) joins the delivery on its way instead of asking for one more: asking
    * again would make the delivery call {@code interrupt()} again, which asks again, for as long as
-   * the task runs (review r9, F1; {@code FutureTask} interrupts once).
+   * the task runs (review r9, F1; through two threads, review r11, F1; {@code FutureTask}
+   * interrupts once).
    */
   static boolean delivering(Thread t) {
-    return t != null && DELIVERING.get() == t;
+    if (t == null) {
+      return false;
+    }
+    for (Delivery d = DELIVERING.get(); d != null; d = d.outer) {
+      if (d.to == t) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /**

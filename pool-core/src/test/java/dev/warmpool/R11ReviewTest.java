@@ -22,7 +22,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 import org.junit.jupiter.api.AutoClose;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -30,8 +29,8 @@ import org.junit.jupiter.api.Timeout;
  * Review r11: an adversarial look at today's fixes to interrupt delivery (a request made from
  * inside a delivery joins it, {@link Worker#delivering}) and to the one-object timer
  * ({@link DelayedTask}: cancel(true) whose interrupt throws, compareTo, the first hand-off's CAS
- * bind, a re-arm that cannot start the timer thread). Faults are {@code @Disabled("r11 fault Fn:
- * ...")} with the rate at which each failed when enabled; the rest held (see /work/r11-report.md).
+ * bind, a re-arm that cannot start the timer thread). Each fault's test failed 3/3 before
+ * its fix; the rest held.
  */
 @Timeout(120)
 class R11ReviewTest {
@@ -174,7 +173,6 @@ class R11ReviewTest {
    * {@code FutureTask} interrupts once (JDK row). Public API.
    */
   @Test
-  @Disabled("r11 fault F1: a cancel(true) cycle through two threads' interrupt() never returns; failed 3/3")
   void guarantee9_cancelTrueReturnsWhenTwoThreadsInterruptCancelsEachOthersTask()
       throws Exception {
     Map<Thread, Canceller> running = new ConcurrentHashMap<>();
@@ -194,7 +192,6 @@ class R11ReviewTest {
    * is made while this thread delivers to B), and shutdownNow delivers to A again, for ever.
    */
   @Test
-  @Disabled("r11 fault F1: shutdownNow through a cancel(true) cycle of two threads never returns; failed 3/3")
   void guarantee9_shutdownNowReturnsWhenTwoThreadsInterruptCancelsEachOthersTask()
       throws Exception {
     Map<Thread, Canceller> running = new ConcurrentHashMap<>();
@@ -278,7 +275,6 @@ class R11ReviewTest {
    * count of registered timers.
    */
   @Test
-  @Disabled("r11 fault F2: a schedule that threw (timer thread OOM) stays registered and is cancelled at shutdown; failed 3/3")
   void guarantee5_aScheduleThatThrowsLeavesNoTimerBehindAndIsNeverCancelledLater()
       throws Exception {
     WorkerPool pool = fixture.pool("r11oom1", b -> b.capacity(1));
@@ -318,7 +314,6 @@ class R11ReviewTest {
    * to its caller; a re-arm has no caller, and the handler is the pool's way to tell.
    */
   @Test
-  @Disabled("r11 fault F3: a periodic re-arm whose timer thread cannot start stops the task telling only its future; failed 3/3")
   void guarantee8_aPeriodicReArmThatCannotStartTheTimerIsReportedToTheFailureHandler()
       throws Exception {
     java.util.List<Throwable> heard = new java.util.concurrent.CopyOnWriteArrayList<>();
