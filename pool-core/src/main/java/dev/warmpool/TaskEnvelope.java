@@ -148,7 +148,11 @@ class TaskEnvelope implements TaskHandle {
    * by the thread that linked it.
    */
   WaitingLine.Stamp stamp;
-  /** Links in the waiting line; accessed only under the line's lock. */
+  /**
+   * Links in the waiting line; accessed only under the line's lock, except that an intake joiner
+   * writes {@code next} (its link in the line's intake) before the CAS that publishes the entry
+   * ({@link WaitingLine}, "The intake").
+   */
   TaskEnvelope prev;
   TaskEnvelope next;
 

@@ -1,5 +1,7 @@
 package dev.warmpool;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.locks.ReentrantLock;
@@ -10,9 +12,48 @@ import java.util.function.Supplier;
  * The FIFO line of work waiting for a seat: callers blocked in {@code execute} (an entry with a
  * {@code caller}) and accepted tasks or lanes waiting without a thread (no caller).
  *
- * <p>The line is the slow path, so it is a doubly linked list guarded by one lock, which makes
- * withdrawal O(1) and every state change atomic with the list change. {@link #size()} is a volatile
- * read so that workers and submitters can check for waiters without taking the lock.
+ * <p>The line is a doubly linked list guarded by one lock, which makes withdrawal O(1) and every
+ * state change atomic with the list change; plain tasks join it through an intake under a lock of their own instead
+ * (below), so that a producer never takes the consumers' lock. {@link #size()} is a volatile read so
+ * that workers and submitters can check for waiters without taking the lock.
+ *
+ * <h2>The intake (issue 33): a line with two locks</h2>
+ * Past its seats, a pool fed by one producer puts every task in line: the producer's offer and
+ * each freed seat's poll took the one lock, three threads on one lock per task (29 % of the
+ * workers' samples at capacity 2). Now joiners and takers have a lock each, as in
+ * {@code LinkedBlockingQueue}: a <em>plain</em> entry (no caller, not admitted, no deadline, in a
+ * line that keeps no time: {@link #usesIntake}) joins under the joiners' lock {@link #putLock}
+ * only, never under {@link #lock}, the takers' lock that guards the linked list.
+ * <ol>
+ *   <li><b>Reserve.</b> One word, {@link #ctl}, holds the count of entries (linked, on the intake,
+ *       or reserved and about to be pushed) and the flags {@link #CLOSED} and {@link #TERMINATED}.
+ *       A joiner, holding {@code putLock}, CASes the count up only if no flag refuses it and the
+ *       count is below its bound: the bound and the refusal of a closed line are decided in one
+ *       atomic step; a closer or terminator that sets its flag by CAS on the same word either sees
+ *       the reservation or is seen by it. Takers lower the count as they unlink (an atomic add).</li>
+ *   <li><b>Push.</b> Still holding {@code putLock}, the joiner pushes its entry on the intake, a
+ *       stack linked through {@link TaskEnvelope#next} (a CAS: takers empty it concurrently). Joiners
+ *       reserve and push one at a time, so the intake's order is the order of the reservations.</li>
+ *   <li><b>Absorb.</b> Every holder of {@code lock} that reads or moves linked entries first takes
+ *       the whole intake (one getAndSet) and links it, oldest first, behind the tail
+ *       ({@link #absorb}). So under {@code lock} the list holds every entry pushed so far, in
+ *       order, and the locked operations (withdrawal, expiry, close, drain, adaptive LIFO, a
+ *       sibling's take) work on linked entries exactly as before. An entry that joins under
+ *       {@code lock} (a caller, admitted work, an entry with a deadline) takes {@code putLock} too
+ *       (always in that order), reserves, absorbs and links behind: FIFO across both ways in.</li>
+ *   <li><b>In flight.</b> Between its reservation and its push an entry is counted but not yet
+ *       linkable, as a locked joiner is between its lock and its link. A take that finds the list
+ *       empty while the count says an entry is on its way waits for that push (a few instructions
+ *       under {@code putLock}; it yields if the producer was preempted), so a take never misses
+ *       an entry that the count admits to; drain waits for every one (the line is closed by then,
+ *       so only reservations made before the close are on their way). A producer racing shutdown
+ *       is therefore refused synchronously (its CAS sees CLOSED) or reached by the closer's sweep
+ *       (its reservation came first: drain waits for it, termination sees the count). Withdrawal
+ *       is never in flight: a handle is returned only after its offer.</li>
+ * </ol>
+ * {@link #size()} is the count: it may include an entry still in flight (never one that left),
+ * and is exact at quiescence. Entries that keep time (a stamp, a deadline, pins) always join under
+ * the lock, so the intake never holds one.
  *
  * <p>Each entry is a {@link TaskEnvelope}; the line moves it only by the envelope's transitions
  * that happen under the line's lock (WAITING to QUEUED, CANCELLED or CLOSED), so every state change
@@ -71,14 +112,47 @@ final class WaitingLine {
     REFUSED
   }
 
+  /** In {@link #ctl}: set by shutdown; only admitted work may still join. */
+  static final long CLOSED = 1L << 62;
+  /** In {@link #ctl}: set when the pool terminates; nothing may join. */
+  static final long TERMINATED = 1L << 61;
+  /** In {@link #ctl}: the count of entries. */
+  private static final long COUNT = (1L << 48) - 1;
+  /** Spins of a poll waiting for a push in flight before it yields to the (preempted) producer. */
+  private static final int IN_FLIGHT_SPINS = 64;
+  private static final VarHandle CTL;
+  private static final VarHandle INTAKE;
+
+  static {
+    try {
+      MethodHandles.Lookup l = MethodHandles.lookup();
+      CTL = l.findVarHandle(WaitingLine.class, "ctl", long.class);
+      INTAKE = l.findVarHandle(WaitingLine.class, "intake", TaskEnvelope.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
+
+  /** The takers' lock: guards the linked list and every state change of a linked entry. */
   private final ReentrantLock lock = new ReentrantLock();
+  /**
+   * The joiners' lock: a reservation and its push happen under it, one joiner at a time. Taken
+   * after {@link #lock} by a joiner that holds that, never the other way round.
+   */
+  private final ReentrantLock putLock = new ReentrantLock();
+  /** Accessed only under lock. */
   private TaskEnvelope head;
   private TaskEnvelope tail;
-  private volatile int size;
-  /** Accessed only under lock: set by shutdown; only admitted work may still join. */
-  private boolean closed;
-  /** Accessed only under lock: set when the pool terminates; nothing may join. */
-  private boolean terminated;
+  /**
+   * The count of entries (linked, in the intake, or reserved and on their way to it) and the
+   * flags {@link #CLOSED} and {@link #TERMINATED}: see "The intake". Raised by CAS (a
+   * reservation), lowered by the lock holder that unlinks an entry, flagged by CAS.
+   */
+  private volatile long ctl;
+  /** The newest entry pushed by an intake joiner and not yet absorbed, or null; see "The intake". */
+  private volatile TaskEnvelope intake;
+  /** Whether plain entries join through the intake: only in a line that keeps no time. */
+  private final boolean intakeOn;
   /** How long the line must stay non-empty to stand, in nanos; 0: it keeps no time. */
   private final long standingNanos;
   /** Whether a standing line serves its newest entry first. */
@@ -128,13 +202,18 @@ final class WaitingLine {
    */
   WaitingLine(long standingNanos, boolean lifo, long quietNanos) {
     this.standingNanos = standingNanos;
+    this.intakeOn = standingNanos <= 0;
     this.lifo = lifo && standingNanos > 0;
     this.quietNanos = quietNanos;
     this.lastShed = standingNanos > 0 ? System.nanoTime() - quietNanos : 0L; // as if long ago
   }
 
+  /**
+   * The entries in line, counting one whose join through the intake is still in flight (see "The intake");
+   * exact at quiescence.
+   */
   int size() {
-    return size;
+    return (int) (ctl & COUNT);
   }
 
   /**
@@ -149,7 +228,7 @@ final class WaitingLine {
 
   /** A free seat looked at this line after serving what it could: the pool caught up if it is empty. */
   void seatLookedIn() {
-    if (size == 0) {
+    if (size() == 0) {
       seatFoundNoEntry();
     }
   }
@@ -160,18 +239,118 @@ final class WaitingLine {
    * will be armed for it (after it links, so the line is told here, not by its timer).
    */
   Offer offer(TaskEnvelope e, int bound, boolean admitted, boolean sheddable) {
+    if (usesIntake(e, admitted, sheddable)) {
+      putLock.lock();
+      try {
+        Offer o = reserve(bound, false);
+        if (o == Offer.LINKED) {
+          push(e); // counted already: a taker that needs it waits for this push
+        }
+        return o;
+      } finally {
+        putLock.unlock();
+      }
+    }
     lock.lock();
     try {
-      if (terminated || (closed && !admitted)) {
-        return Offer.REFUSED;
+      putLock.lock(); // no joiner is between its reservation and its push while we hold it
+      try {
+        Offer o = reserve(bound, admitted);
+        if (o == Offer.LINKED) {
+          absorb(); // entries pushed before us go ahead of us
+          link(e, !sheddable);
+        }
+        return o;
+      } finally {
+        putLock.unlock();
       }
-      if (size >= bound) {
-        return Offer.FULL;
-      }
-      link(e, !sheddable);
-      return Offer.LINKED;
     } finally {
       lock.unlock();
+    }
+  }
+
+  /**
+   * Whether the entry joins through the intake, without the takers' lock: a plain task or lane
+   * entry (no caller to wake at close, not admitted, nothing to shed it) in a line that keeps no
+   * time.
+   */
+  private boolean usesIntake(TaskEnvelope e, boolean admitted, boolean sheddable) {
+    return intakeOn && e.caller == null && !admitted && !sheddable;
+  }
+
+  /**
+   * Counts one more entry if the flags let it join and the count is below {@code bound}: the one
+   * step that decides an offer, with or without the lock.
+   */
+  private Offer reserve(int bound, boolean admitted) {
+    for (;;) {
+      long c = ctl;
+      if ((c & TERMINATED) != 0 || ((c & CLOSED) != 0 && !admitted)) {
+        return Offer.REFUSED;
+      }
+      if ((c & COUNT) >= bound) {
+        return Offer.FULL;
+      }
+      if (CTL.weakCompareAndSet(this, c, c + 1)) {
+        return Offer.LINKED;
+      }
+    }
+  }
+
+  /**
+   * Under putLock: pushes a counted entry on the intake. A CAS, since a taker may empty the intake
+   * meanwhile; it publishes the entry and its link.
+   */
+  private void push(TaskEnvelope e) {
+    for (;;) {
+      TaskEnvelope top = intake;
+      e.next = top;
+      if (INTAKE.weakCompareAndSet(this, top, e)) {
+        return;
+      }
+    }
+  }
+
+  /**
+   * Under lock: links every entry pushed on the intake so far behind the tail, oldest first (the
+   * stack holds them newest first). Counted already, at their reservations.
+   */
+  private void absorb() {
+    if (intake == null) {
+      return; // the common read: a plain volatile load, no write to the shared line
+    }
+    TaskEnvelope x = (TaskEnvelope) INTAKE.getAndSet(this, (TaskEnvelope) null);
+    TaskEnvelope oldest = null;
+    while (x != null) { // reverse: newest first to oldest first
+      TaskEnvelope n = x.next;
+      x.next = oldest;
+      oldest = x;
+      x = n;
+    }
+    for (TaskEnvelope y = oldest; y != null; y = y.next) {
+      y.prev = tail;
+      if (tail == null) {
+        head = y;
+      } else {
+        tail.next = y;
+      }
+      tail = y;
+    }
+  }
+
+  /**
+   * Under lock, with an empty list: waits for an entry whose push is in flight (counted, not yet on
+   * the intake), if there is one, and links it. Its producer holds only putLock and runs no user
+   * code between the two steps, so the wait is a few instructions unless it was preempted.
+   */
+  private void awaitInFlight() {
+    for (int i = 0; head == null && (ctl & COUNT) != 0; i++) {
+      if (i < IN_FLIGHT_SPINS) {
+        Thread.onSpinWait();
+      } else {
+        Thread.yield(); // the producer was preempted between its two steps
+      }
+      absorb();
     }
   }
 
@@ -182,6 +361,10 @@ final class WaitingLine {
   TaskEnvelope poll() {
     lock.lock();
     try {
+      absorb();
+      if (head == null) {
+        awaitInFlight();
+      }
       TaskEnvelope e = next();
       if (e != null) {
         unlink(e);
@@ -200,6 +383,10 @@ final class WaitingLine {
   TaskEnvelope pollFor(TaskEnvelope.Owner taker) {
     lock.lock();
     try {
+      absorb();
+      if (head == null) {
+        awaitInFlight();
+      }
       TaskEnvelope e = next();
       if (e != null) {
         unlink(e);
@@ -222,6 +409,7 @@ final class WaitingLine {
     try {
       // the expiry read here, under the lock: a cancel, a hand-back or a sibling's take may clear
       // the entry's field as soon as the lock is released
+      absorb();
       TaskEnvelope e = next();
       return e != null && e.expiry instanceof Admission.Expiry x && now - x.at >= 0 ? x : null;
     } finally {
@@ -265,6 +453,7 @@ final class WaitingLine {
   boolean pin(TaskEnvelope e) {
     lock.lock();
     try {
+      absorb();
       if (e.state != TaskEnvelope.WAITING || (head != e && e.prev == null)) {
         return false; // not (or no longer) linked: nothing to pin
       }
@@ -298,7 +487,10 @@ final class WaitingLine {
   boolean cancel(TaskEnvelope e) {
     lock.lock();
     try {
-      if (e.state != TaskEnvelope.WAITING) {
+      absorb(); // it may still be on the intake
+      if (e.state != TaskEnvelope.WAITING || (head != e && e.prev == null)) {
+        // Taken, or not linked yet: its offer has not returned (a handle is handed out only after
+        // it; a caller's entry joins under the lock), so there is nothing to withdraw yet.
         return false;
       }
       unlink(e);
@@ -353,7 +545,8 @@ final class WaitingLine {
   List<TaskEnvelope> close() {
     lock.lock();
     try {
-      closed = true;
+      CTL.getAndBitwiseOr(this, CLOSED); // an intake joiner that reserved first stays in line
+      absorb(); // for the order of what stays; callers never join through the intake
       List<TaskEnvelope> callers = new ArrayList<>();
       for (TaskEnvelope e = head; e != null; ) {
         TaskEnvelope next = e.next;
@@ -377,14 +570,23 @@ final class WaitingLine {
   List<TaskEnvelope> drain() {
     lock.lock();
     try {
-      List<TaskEnvelope> all = new ArrayList<>(size);
-      while (head != null) {
+      // Closed first (shutdownNow closed it already): no intake joiner reserves after this, so
+      // the loop ends; each that reserved before it is waited for and handed back (the sweep).
+      CTL.getAndBitwiseOr(this, CLOSED);
+      List<TaskEnvelope> all = new ArrayList<>(size());
+      for (;;) {
+        absorb();
+        if (head == null) {
+          awaitInFlight();
+          if (head == null) {
+            return all; // the count is 0: nothing linked, nothing on its way
+          }
+        }
         TaskEnvelope e = head;
         unlink(e);
         e.state = e.caller != null ? TaskEnvelope.CLOSED : TaskEnvelope.HANDED_BACK;
         all.add(e);
       }
-      return all;
     } finally {
       lock.unlock();
     }
@@ -398,12 +600,20 @@ final class WaitingLine {
   <T> T terminateIfEmpty(Supplier<T> terminate) {
     lock.lock();
     try {
-      if (size != 0) {
-        return null;
+      // Empty, and closed in the same CAS: no intake joiner can reserve once this holds (a
+      // terminating pool is shut down, so its line closes anyway); locked joiners wait for us.
+      for (;;) {
+        long c = ctl;
+        if ((c & COUNT) != 0) {
+          return null;
+        }
+        if (CTL.compareAndSet(this, c, c | CLOSED)) {
+          break;
+        }
       }
       T done = terminate.get();
       if (done != null) {
-        terminated = true;
+        CTL.getAndBitwiseOr(this, TERMINATED);
       }
       return done;
     } finally {
@@ -415,8 +625,7 @@ final class WaitingLine {
   void reopen(Runnable reopen) {
     lock.lock();
     try {
-      closed = false;
-      terminated = false;
+      CTL.getAndBitwiseAnd(this, ~(CLOSED | TERMINATED));
       caughtUp = true; // a rebooted pool starts with free seats
       reopen.run();
     } finally {
@@ -448,8 +657,7 @@ final class WaitingLine {
     } else {
       tail.next = e;
     }
-    tail = e;
-    size++;
+    tail = e; // counted already, by its reservation
   }
 
   private void unlink(TaskEnvelope e) {
@@ -474,6 +682,6 @@ final class WaitingLine {
     }
     e.prev = null;
     e.next = null;
-    size--;
+    CTL.getAndAdd(this, -1L); // intake joiners raise the count concurrently
   }
 }
