@@ -25,35 +25,31 @@ import java.util.function.Supplier;
  * line that keeps no time: {@link #usesIntake}) joins under the joiners' lock {@link #putLock}
  * only, never under {@link #lock}, the takers' lock that guards the linked list.
  * <ol>
- *   <li><b>Reserve.</b> One word, {@link #ctl}, holds the count of entries (linked, on the intake,
- *       or reserved and about to be pushed) and the flags {@link #CLOSED} and {@link #TERMINATED}.
- *       A joiner, holding {@code putLock}, CASes the count up only if no flag refuses it and the
- *       count is below its bound: the bound and the refusal of a closed line are decided in one
- *       atomic step; a closer or terminator that sets its flag by CAS on the same word either sees
- *       the reservation or is seen by it. Takers lower the count as they unlink (an atomic add).</li>
- *   <li><b>Push.</b> Still holding {@code putLock}, the joiner pushes its entry on the intake, a
- *       stack linked through {@link TaskEnvelope#next} (a CAS: takers empty it concurrently). Joiners
- *       reserve and push one at a time, so the intake's order is the order of the reservations.</li>
+ *   <li><b>Join.</b> Holding {@code putLock}, a joiner checks the flags ({@link #closed},
+ *       {@link #terminated}) and the bound, pushes its entry on the intake, a stack linked through
+ *       {@link TaskEnvelope#next} (a CAS: takers empty it concurrently), and only then counts it
+ *       ({@link #joinedCount}). Joiners go one at a time, so the intake's order is the order of the
+ *       joins, and the bound is exact: while a joiner holds {@code putLock} the count can only
+ *       fall (takers), so what it read still bounds the line when it pushes.</li>
  *   <li><b>Absorb.</b> Every holder of {@code lock} that reads or moves linked entries first takes
  *       the whole intake (one getAndSet) and links it, oldest first, behind the tail
  *       ({@link #absorb}). So under {@code lock} the list holds every entry pushed so far, in
- *       order, and the locked operations (withdrawal, expiry, close, drain, adaptive LIFO, a
- *       sibling's take) work on linked entries exactly as before. An entry that joins under
- *       {@code lock} (a caller, admitted work, an entry with a deadline) takes {@code putLock} too
- *       (always in that order), reserves, absorbs and links behind: FIFO across both ways in.</li>
- *   <li><b>In flight.</b> Between its reservation and its push an entry is counted but not yet
- *       linkable, as a locked joiner is between its lock and its link. A take that finds the list
- *       empty while the count says an entry is on its way waits for that push (a few instructions
- *       under {@code putLock}; it yields if the producer was preempted), so a take never misses
- *       an entry that the count admits to; drain waits for every one (the line is closed by then,
- *       so only reservations made before the close are on their way). A producer racing shutdown
- *       is therefore refused synchronously (its CAS sees CLOSED) or reached by the closer's sweep
- *       (its reservation came first: drain waits for it, termination sees the count). Withdrawal
- *       is never in flight: a handle is returned only after its offer.</li>
+ *       order, and the locked operations (withdrawal, expiry, adaptive LIFO, a sibling's take)
+ *       work on linked entries exactly as before. An entry that joins under {@code lock} (a
+ *       caller, admitted work, an entry with a deadline) takes {@code putLock} too (always in that
+ *       order), absorbs and links behind: FIFO across both ways in.</li>
+ *   <li><b>Close and sweep.</b> Whatever changes the flags or must see every entry (close, drain,
+ *       termination, reopening) holds both locks: no joiner is half-way, so a producer racing
+ *       shutdown is refused at its call (it saw the flag) or its entry is in line before the flag
+ *       is set, where the closer's sweep finds it.</li>
  * </ol>
- * {@link #size()} is the count: it may include an entry still in flight (never one that left),
- * and is exact at quiescence. Entries that keep time (a stamp, a deadline, pins) always join under
- * the lock, so the intake never holds one.
+ * <b>The count.</b> {@link #size()} is {@link #joinedCount} minus {@link #leftCount} (each written
+ * under its own lock). A joiner counts its entry after pushing it, so for a moment a taker may
+ * take an entry not yet counted: the count may read one low (never below 0, never high), and is
+ * exact at quiescence and under both locks. That moment is safe for the hand-off protocol
+ * ({@link Admission}: publish, then check): the joiner counts, then looks for a free seat; a
+ * finisher frees its seat, then reads the count. Either the finisher sees the entry counted and
+ * serves it, or the joiner's look comes after the freed seat and takes it.
  *
  * <p>Each entry is a {@link TaskEnvelope}; the line moves it only by the envelope's transitions
  * that happen under the line's lock (WAITING to QUEUED, CANCELLED or CLOSED), so every state change
@@ -112,22 +108,16 @@ final class WaitingLine {
     REFUSED
   }
 
-  /** In {@link #ctl}: set by shutdown; only admitted work may still join. */
-  static final long CLOSED = 1L << 62;
-  /** In {@link #ctl}: set when the pool terminates; nothing may join. */
-  static final long TERMINATED = 1L << 61;
-  /** In {@link #ctl}: the count of entries. */
-  private static final long COUNT = (1L << 48) - 1;
-  /** Spins of a poll waiting for a push in flight before it yields to the (preempted) producer. */
-  private static final int IN_FLIGHT_SPINS = 64;
-  private static final VarHandle CTL;
   private static final VarHandle INTAKE;
+  private static final VarHandle JOINED;
+  private static final VarHandle LEFT;
 
   static {
     try {
       MethodHandles.Lookup l = MethodHandles.lookup();
-      CTL = l.findVarHandle(WaitingLine.class, "ctl", long.class);
       INTAKE = l.findVarHandle(WaitingLine.class, "intake", TaskEnvelope.class);
+      JOINED = l.findVarHandle(WaitingLine.class, "joinedCount", long.class);
+      LEFT = l.findVarHandle(WaitingLine.class, "leftCount", long.class);
     } catch (ReflectiveOperationException e) {
       throw new ExceptionInInitializerError(e);
     }
@@ -136,7 +126,7 @@ final class WaitingLine {
   /** The takers' lock: guards the linked list and every state change of a linked entry. */
   private final ReentrantLock lock = new ReentrantLock();
   /**
-   * The joiners' lock: a reservation and its push happen under it, one joiner at a time. Taken
+   * The joiners' lock: a join (check, push, count) happens under it, one joiner at a time. Taken
    * after {@link #lock} by a joiner that holds that, never the other way round.
    */
   private final ReentrantLock putLock = new ReentrantLock();
@@ -144,11 +134,15 @@ final class WaitingLine {
   private TaskEnvelope head;
   private TaskEnvelope tail;
   /**
-   * The count of entries (linked, in the intake, or reserved and on their way to it) and the
-   * flags {@link #CLOSED} and {@link #TERMINATED}: see "The intake". Raised by CAS (a
-   * reservation), lowered by the lock holder that unlinks an entry, flagged by CAS.
+   * Entries that ever joined (counted after the push): written only under putLock, read anywhere.
    */
-  private volatile long ctl;
+  private volatile long joinedCount;
+  /** Entries that ever left the line: written only under lock, read anywhere. */
+  private volatile long leftCount;
+  /** Written under both locks, read under either: set by shutdown; only admitted work may join. */
+  private boolean closed;
+  /** Written under both locks, read under either: set when the pool terminates; nothing may join. */
+  private boolean terminated;
   /** The newest entry pushed by an intake joiner and not yet absorbed, or null; see "The intake". */
   private volatile TaskEnvelope intake;
   /** Whether plain entries join through the intake: only in a line that keeps no time. */
@@ -209,11 +203,13 @@ final class WaitingLine {
   }
 
   /**
-   * The entries in line, counting one whose join through the intake is still in flight (see "The intake");
-   * exact at quiescence.
+   * The entries in line; while an entry joins through the intake it may read one low (see "The
+   * count"). Exact at quiescence.
    */
   int size() {
-    return (int) (ctl & COUNT);
+    long left = leftCount; // first: both only grow, so the difference is never negative but for
+    long n = joinedCount - left; // a taken entry not yet counted, clamped below
+    return n > 0 ? (int) Math.min(n, Integer.MAX_VALUE) : 0;
   }
 
   /**
@@ -242,9 +238,10 @@ final class WaitingLine {
     if (usesIntake(e, admitted, sheddable)) {
       putLock.lock();
       try {
-        Offer o = reserve(bound, false);
+        Offer o = check(bound, false);
         if (o == Offer.LINKED) {
-          push(e); // counted already: a taker that needs it waits for this push
+          push(e);
+          counted(); // after the push: see "The count"
         }
         return o;
       } finally {
@@ -253,12 +250,13 @@ final class WaitingLine {
     }
     lock.lock();
     try {
-      putLock.lock(); // no joiner is between its reservation and its push while we hold it
+      putLock.lock(); // no joiner is half-way while we hold it
       try {
-        Offer o = reserve(bound, admitted);
+        Offer o = check(bound, admitted);
         if (o == Offer.LINKED) {
           absorb(); // entries pushed before us go ahead of us
           link(e, !sheddable);
+          counted();
         }
         return o;
       } finally {
@@ -279,26 +277,24 @@ final class WaitingLine {
   }
 
   /**
-   * Counts one more entry if the flags let it join and the count is below {@code bound}: the one
-   * step that decides an offer, with or without the lock.
+   * Under putLock: whether the flags let the entry join and the line holds fewer than
+   * {@code bound} entries. Exact: every entry that joined is counted (joiners count before they
+   * release putLock), and takers only lower the count meanwhile.
    */
-  private Offer reserve(int bound, boolean admitted) {
-    for (;;) {
-      long c = ctl;
-      if ((c & TERMINATED) != 0 || ((c & CLOSED) != 0 && !admitted)) {
-        return Offer.REFUSED;
-      }
-      if ((c & COUNT) >= bound) {
-        return Offer.FULL;
-      }
-      if (CTL.weakCompareAndSet(this, c, c + 1)) {
-        return Offer.LINKED;
-      }
+  private Offer check(int bound, boolean admitted) {
+    if (terminated || (closed && !admitted)) {
+      return Offer.REFUSED;
     }
+    return joinedCount - leftCount >= bound ? Offer.FULL : Offer.LINKED;
+  }
+
+  /** Under putLock: one more entry joined. */
+  private void counted() {
+    JOINED.setVolatile(this, joinedCount + 1);
   }
 
   /**
-   * Under putLock: pushes a counted entry on the intake. A CAS, since a taker may empty the intake
+   * Under putLock: pushes the entry on the intake. A CAS, since a taker may empty the intake
    * meanwhile; it publishes the entry and its link.
    */
   private void push(TaskEnvelope e) {
@@ -313,7 +309,7 @@ final class WaitingLine {
 
   /**
    * Under lock: links every entry pushed on the intake so far behind the tail, oldest first (the
-   * stack holds them newest first). Counted already, at their reservations.
+   * stack holds them newest first).
    */
   private void absorb() {
     if (intake == null) {
@@ -339,22 +335,6 @@ final class WaitingLine {
   }
 
   /**
-   * Under lock, with an empty list: waits for an entry whose push is in flight (counted, not yet on
-   * the intake), if there is one, and links it. Its producer holds only putLock and runs no user
-   * code between the two steps, so the wait is a few instructions unless it was preempted.
-   */
-  private void awaitInFlight() {
-    for (int i = 0; head == null && (ctl & COUNT) != 0; i++) {
-      if (i < IN_FLIGHT_SPINS) {
-        Thread.onSpinWait();
-      } else {
-        Thread.yield(); // the producer was preempted between its two steps
-      }
-      absorb();
-    }
-  }
-
-  /**
    * Takes the entry a freed seat goes to (now QUEUED: it holds a seat), or returns null: the head,
    * or the newest while a LIFO line stands ({@link #next}).
    */
@@ -362,9 +342,6 @@ final class WaitingLine {
     lock.lock();
     try {
       absorb();
-      if (head == null) {
-        awaitInFlight();
-      }
       TaskEnvelope e = next();
       if (e != null) {
         unlink(e);
@@ -384,9 +361,6 @@ final class WaitingLine {
     lock.lock();
     try {
       absorb();
-      if (head == null) {
-        awaitInFlight();
-      }
       TaskEnvelope e = next();
       if (e != null) {
         unlink(e);
@@ -545,7 +519,7 @@ final class WaitingLine {
   List<TaskEnvelope> close() {
     lock.lock();
     try {
-      CTL.getAndBitwiseOr(this, CLOSED); // an intake joiner that reserved first stays in line
+      setFlags(true, terminated); // an intake joiner that came first is in line, and stays
       absorb(); // for the order of what stays; callers never join through the intake
       List<TaskEnvelope> callers = new ArrayList<>();
       for (TaskEnvelope e = head; e != null; ) {
@@ -570,23 +544,15 @@ final class WaitingLine {
   List<TaskEnvelope> drain() {
     lock.lock();
     try {
-      // Closed first (shutdownNow closed it already): no intake joiner reserves after this, so
-      // the loop ends; each that reserved before it is waited for and handed back (the sweep).
-      CTL.getAndBitwiseOr(this, CLOSED);
+      absorbAll(); // no joiner is half-way: every entry that joined is linked
       List<TaskEnvelope> all = new ArrayList<>(size());
-      for (;;) {
-        absorb();
-        if (head == null) {
-          awaitInFlight();
-          if (head == null) {
-            return all; // the count is 0: nothing linked, nothing on its way
-          }
-        }
+      while (head != null) {
         TaskEnvelope e = head;
         unlink(e);
         e.state = e.caller != null ? TaskEnvelope.CLOSED : TaskEnvelope.HANDED_BACK;
         all.add(e);
       }
+      return all;
     } finally {
       lock.unlock();
     }
@@ -600,22 +566,19 @@ final class WaitingLine {
   <T> T terminateIfEmpty(Supplier<T> terminate) {
     lock.lock();
     try {
-      // Empty, and closed in the same CAS: no intake joiner can reserve once this holds (a
-      // terminating pool is shut down, so its line closes anyway); locked joiners wait for us.
-      for (;;) {
-        long c = ctl;
-        if ((c & COUNT) != 0) {
+      putLock.lock(); // held throughout: no entry joins between the check and the flag
+      try {
+        if (joinedCount != leftCount) {
           return null;
         }
-        if (CTL.compareAndSet(this, c, c | CLOSED)) {
-          break;
+        T done = terminate.get();
+        if (done != null) {
+          terminated = true;
         }
+        return done;
+      } finally {
+        putLock.unlock();
       }
-      T done = terminate.get();
-      if (done != null) {
-        CTL.getAndBitwiseOr(this, TERMINATED);
-      }
-      return done;
     } finally {
       lock.unlock();
     }
@@ -625,7 +588,7 @@ final class WaitingLine {
   void reopen(Runnable reopen) {
     lock.lock();
     try {
-      CTL.getAndBitwiseAnd(this, ~(CLOSED | TERMINATED));
+      setFlags(false, false);
       caughtUp = true; // a rebooted pool starts with free seats
       reopen.run();
     } finally {
@@ -657,7 +620,7 @@ final class WaitingLine {
     } else {
       tail.next = e;
     }
-    tail = e; // counted already, by its reservation
+    tail = e; // counted by the caller, under putLock
   }
 
   private void unlink(TaskEnvelope e) {
@@ -682,6 +645,24 @@ final class WaitingLine {
     }
     e.prev = null;
     e.next = null;
-    CTL.getAndAdd(this, -1L); // intake joiners raise the count concurrently
+    LEFT.setVolatile(this, leftCount + 1);
+  }
+
+  /** Under lock: waits out a joiner half-way (takes putLock) and links what it pushed. */
+  private void absorbAll() {
+    putLock.lock();
+    putLock.unlock(); // every joiner that held it has pushed and counted its entry
+    absorb();
+  }
+
+  /** Under lock: sets the flags while no joiner is half-way (under putLock too). */
+  private void setFlags(boolean closed, boolean terminated) {
+    putLock.lock();
+    try {
+      this.closed = closed;
+      this.terminated = terminated;
+    } finally {
+      putLock.unlock();
+    }
   }
 }

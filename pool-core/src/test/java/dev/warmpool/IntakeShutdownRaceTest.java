@@ -17,8 +17,8 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * Guarantee 8 against issue 33's intake ({@link WaitingLine}, "The intake"): plain tasks join the
- * line without the takers' lock, so a producer may be between its reservation and its push while
- * the pool shuts down. Each task enqueued racing {@code shutdown} or {@code shutdownNow} is refused
+ * line without the takers' lock, so a producer may be half-way through its join (pushed, not yet
+ * counted) while the pool shuts down. Each task enqueued racing {@code shutdown} or {@code shutdownNow} is refused
  * at its call ({@link PoolClosedException}) or accepted, and an accepted one runs or is handed back
  * exactly once: none is lost in the intake, none is both run and returned, and the counts add up.
  * Two producers start together with the closer on a latch; each round is a fresh pool whose one
