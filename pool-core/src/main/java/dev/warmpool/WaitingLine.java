@@ -13,17 +13,18 @@ import java.util.function.Supplier;
  * {@code caller}) and accepted tasks or lanes waiting without a thread (no caller).
  *
  * <p>The line is a doubly linked list guarded by one lock, which makes withdrawal O(1) and every
- * state change atomic with the list change; plain tasks join it through an intake under a lock of their own instead
- * (below), so that a producer never takes the consumers' lock. {@link #size()} is a volatile read so
- * that workers and submitters can check for waiters without taking the lock.
+ * state change atomic with the list change; plain tasks join it through an intake under a lock of
+ * their own (below), so that a producer never takes the consumers' lock. {@link #size()} reads two
+ * volatile counts, so that workers and submitters can check for waiters without taking a lock.
  *
  * <h2>The intake (issue 33): a line with two locks</h2>
  * Past its seats, a pool fed by one producer puts every task in line: the producer's offer and
  * each freed seat's poll took the one lock, three threads on one lock per task (29 % of the
  * workers' samples at capacity 2). Now joiners and takers have a lock each, as in
- * {@code LinkedBlockingQueue}: a <em>plain</em> entry (no caller, not admitted, no deadline, in a
- * line that keeps no time: {@link #usesIntake}) joins under the joiners' lock {@link #putLock}
- * only, never under {@link #lock}, the takers' lock that guards the linked list.
+ * {@code LinkedBlockingQueue}: in a line that keeps no time ({@link #intakeOn}: no controlled
+ * delay, no adaptive LIFO: most lines) every entry joins under the joiners' lock {@link #putLock}
+ * only, never under {@link #lock}, the takers' lock that guards the linked list. (A line that keeps
+ * time stamps each entry as it links, under {@code lock}: its joiners take that lock, as before.)
  * <ol>
  *   <li><b>Join.</b> Holding {@code putLock}, a joiner checks the flags ({@link #closed},
  *       {@link #terminated}) and the bound, pushes its entry on the intake, a stack linked through
@@ -34,10 +35,10 @@ import java.util.function.Supplier;
  *   <li><b>Absorb.</b> Every holder of {@code lock} that reads or moves linked entries first takes
  *       the whole intake (one getAndSet) and links it, oldest first, behind the tail
  *       ({@link #absorb}). So under {@code lock} the list holds every entry pushed so far, in
- *       order, and the locked operations (withdrawal, expiry, adaptive LIFO, a sibling's take)
- *       work on linked entries exactly as before. An entry that joins under {@code lock} (a
- *       caller, admitted work, an entry with a deadline) takes {@code putLock} too (always in that
- *       order), absorbs and links behind: FIFO across both ways in.</li>
+ *       order (a take from a non-empty list need not look: the intake holds only newer entries),
+ *       and the locked operations (withdrawal by handle or by a caller's timeout, expiry, close's
+ *       sweep of blocked callers, drain, a sibling's take) work on linked entries exactly as
+ *       before.</li>
  *   <li><b>Close and sweep.</b> Whatever changes the flags or must see every entry (close, drain,
  *       termination, reopening) holds both locks: no joiner is half-way, so a producer racing
  *       shutdown is refused at its call (it saw the flag) or its entry is in line before the flag
@@ -81,7 +82,7 @@ import java.util.function.Supplier;
  * admitted while its entry waits) is not starved: it is never served newest first, and once the
  * oldest such entry has waited a whole standing interval, it goes first, wherever it waits.
  */
-final class WaitingLine {
+final class WaitingLine extends LinePads.TakeSidePad {
   /**
    * What a line that keeps time records of an entry as it links ({@link TaskEnvelope#stamp}): a
    * side object, so entries of lines that keep no time, most lines, do without it. Accessed under
@@ -115,8 +116,8 @@ final class WaitingLine {
   static {
     try {
       MethodHandles.Lookup l = MethodHandles.lookup();
-      INTAKE = l.findVarHandle(WaitingLine.class, "intake", TaskEnvelope.class);
-      JOINED = l.findVarHandle(WaitingLine.class, "joinedCount", long.class);
+      INTAKE = l.findVarHandle(LinePads.JoinSide.class, "intake", TaskEnvelope.class);
+      JOINED = l.findVarHandle(LinePads.JoinSide.class, "joinedCount", long.class);
       LEFT = l.findVarHandle(WaitingLine.class, "leftCount", long.class);
     } catch (ReflectiveOperationException e) {
       throw new ExceptionInInitializerError(e);
@@ -126,26 +127,20 @@ final class WaitingLine {
   /** The takers' lock: guards the linked list and every state change of a linked entry. */
   private final ReentrantLock lock = new ReentrantLock();
   /**
-   * The joiners' lock: a join (check, push, count) happens under it, one joiner at a time. Taken
-   * after {@link #lock} by a joiner that holds that, never the other way round.
+   * The joiners' lock: a join through the intake (check, push, count) happens under it, one
+   * joiner at a time. Taken after {@link #lock} by whoever holds that, never the other way round.
    */
   private final ReentrantLock putLock = new ReentrantLock();
   /** Accessed only under lock. */
   private TaskEnvelope head;
   private TaskEnvelope tail;
-  /**
-   * Entries that ever joined (counted after the push): written only under putLock, read anywhere.
-   */
-  private volatile long joinedCount;
   /** Entries that ever left the line: written only under lock, read anywhere. */
   private volatile long leftCount;
   /** Written under both locks, read under either: set by shutdown; only admitted work may join. */
   private boolean closed;
-  /** Written under both locks, read under either: set when the pool terminates; nothing may join. */
+  /** Written under both locks, read under either: set when the pool terminates; none may join. */
   private boolean terminated;
-  /** The newest entry pushed by an intake joiner and not yet absorbed, or null; see "The intake". */
-  private volatile TaskEnvelope intake;
-  /** Whether plain entries join through the intake: only in a line that keeps no time. */
+  /** Whether entries join through the intake: in a line that keeps no time. */
   private final boolean intakeOn;
   /** How long the line must stay non-empty to stand, in nanos; 0: it keeps no time. */
   private final long standingNanos;
@@ -235,10 +230,10 @@ final class WaitingLine {
    * will be armed for it (after it links, so the line is told here, not by its timer).
    */
   Offer offer(TaskEnvelope e, int bound, boolean admitted, boolean sheddable) {
-    if (usesIntake(e, admitted, sheddable)) {
+    if (intakeOn) {
       putLock.lock();
       try {
-        Offer o = check(bound, false);
+        Offer o = check(bound, admitted);
         if (o == Offer.LINKED) {
           push(e);
           counted(); // after the push: see "The count"
@@ -248,38 +243,24 @@ final class WaitingLine {
         putLock.unlock();
       }
     }
-    lock.lock();
+    lock.lock(); // a line that keeps time: stamps are taken as the entry links, under the lock
     try {
-      putLock.lock(); // no joiner is half-way while we hold it
-      try {
-        Offer o = check(bound, admitted);
-        if (o == Offer.LINKED) {
-          absorb(); // entries pushed before us go ahead of us
-          link(e, !sheddable);
-          counted();
-        }
-        return o;
-      } finally {
-        putLock.unlock();
+      Offer o = check(bound, admitted);
+      if (o == Offer.LINKED) {
+        link(e, !sheddable);
+        counted();
       }
+      return o;
     } finally {
       lock.unlock();
     }
   }
 
   /**
-   * Whether the entry joins through the intake, without the takers' lock: a plain task or lane
-   * entry (no caller to wake at close, not admitted, nothing to shed it) in a line that keeps no
-   * time.
-   */
-  private boolean usesIntake(TaskEnvelope e, boolean admitted, boolean sheddable) {
-    return intakeOn && e.caller == null && !admitted && !sheddable;
-  }
-
-  /**
-   * Under putLock: whether the flags let the entry join and the line holds fewer than
-   * {@code bound} entries. Exact: every entry that joined is counted (joiners count before they
-   * release putLock), and takers only lower the count meanwhile.
+   * Under the joiners' lock (putLock, or lock in a line without an intake): whether the flags let
+   * the entry join and the line holds fewer than {@code bound} entries. Exact: every entry that
+   * joined is counted (joiners count before they release that lock), and takers only lower the
+   * count meanwhile.
    */
   private Offer check(int bound, boolean admitted) {
     if (terminated || (closed && !admitted)) {
@@ -288,7 +269,7 @@ final class WaitingLine {
     return joinedCount - leftCount >= bound ? Offer.FULL : Offer.LINKED;
   }
 
-  /** Under putLock: one more entry joined. */
+  /** Under the joiners' lock: one more entry joined. */
   private void counted() {
     JOINED.setVolatile(this, joinedCount + 1);
   }
@@ -341,7 +322,9 @@ final class WaitingLine {
   TaskEnvelope poll() {
     lock.lock();
     try {
-      absorb();
+      if (head == null) {
+        absorb(); // only now: every entry on the intake is newer than every linked one
+      }
       TaskEnvelope e = next();
       if (e != null) {
         unlink(e);
@@ -360,7 +343,9 @@ final class WaitingLine {
   TaskEnvelope pollFor(TaskEnvelope.Owner taker) {
     lock.lock();
     try {
-      absorb();
+      if (head == null) {
+        absorb(); // only now: every entry on the intake is newer than every linked one
+      }
       TaskEnvelope e = next();
       if (e != null) {
         unlink(e);
@@ -486,6 +471,7 @@ final class WaitingLine {
   boolean expire(TaskEnvelope e, SharedTimer.Task deadline, List<Runnable> tasks, Runnable count) {
     lock.lock();
     try {
+      absorb(); // it may still be on the intake
       if (e.state != TaskEnvelope.WAITING || e.expiry != deadline
           || !e.kind.expiring(e.arg, tasks)) {
         return false;
@@ -519,8 +505,8 @@ final class WaitingLine {
   List<TaskEnvelope> close() {
     lock.lock();
     try {
-      setFlags(true, terminated); // an intake joiner that came first is in line, and stays
-      absorb(); // for the order of what stays; callers never join through the intake
+      setFlags(true, terminated); // a joiner that came first is in line, and stays (or is woken)
+      absorb(); // blocked callers join through the intake too
       List<TaskEnvelope> callers = new ArrayList<>();
       for (TaskEnvelope e = head; e != null; ) {
         TaskEnvelope next = e.next;

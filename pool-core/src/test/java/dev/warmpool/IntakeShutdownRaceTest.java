@@ -18,18 +18,18 @@ import org.junit.jupiter.api.Timeout;
 /**
  * Guarantee 8 against issue 33's intake ({@link WaitingLine}, "The intake"): plain tasks join the
  * line without the takers' lock, so a producer may be half-way through its join (pushed, not yet
- * counted) while the pool shuts down. Each task enqueued racing {@code shutdown} or {@code shutdownNow} is refused
- * at its call ({@link PoolClosedException}) or accepted, and an accepted one runs or is handed back
- * exactly once: none is lost in the intake, none is both run and returned, and the counts add up.
- * Two producers start together with the closer on a latch; each round is a fresh pool whose one
- * seat is held, so that every accepted task waits in line.
+ * counted) while the pool shuts down. Each task enqueued racing {@code shutdown} or
+ * {@code shutdownNow} is refused at its call ({@link PoolClosedException}) or accepted, and an
+ * accepted one runs or is handed back exactly once: none is lost in the intake, none is both run
+ * and returned, and the counts add up. Two producers start together with the closer on a latch; each
+ * round is a fresh pool whose one seat is held, so that every accepted task waits in line.
  */
 @Timeout(120) // seconds per test: a hang fails the test instead of stalling the build
 class IntakeShutdownRaceTest {
   @AutoClose final PoolFixture fixture = new PoolFixture();
 
   private static final int PRODUCERS = 2;
-  /** Enough for a producer to be pushing when the closer comes; a late closer only misses a race. */
+  /** Enough for a producer to be pushing when the closer comes (a late closer misses a race). */
   private static final int PER_PRODUCER = 50_000;
 
   /** One round's outcome: what each producer had accepted, what ran, what came back. */

@@ -6,6 +6,8 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicReferenceArray;
+import org.jetbrains.kotlinx.lincheck.Actor;
+import org.jetbrains.kotlinx.lincheck.execution.ExecutionScenario;
 import org.jetbrains.lincheck.datastructures.IntGen;
 import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
 import org.jetbrains.lincheck.datastructures.Operation;
@@ -17,20 +19,20 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Linearizability of the real {@link WaitingLine} (issue 33: its intake, a line with two locks) against a
- * sequential FIFO line with a bound, a close and a termination: plain tasks join without the
- * takers' lock (push on the intake and count, under the joiners' lock) while admitted work and
- * blocked callers join under both,
- * and polls, withdrawals by handle, close (which sweeps the callers), drain (shutdownNow's sweep),
- * termination and reopening run concurrently. Checked by model checking (systematic interleavings
- * of the instrumented code) and by stress (real threads).
+ * Linearizability of the real {@link WaitingLine} (issue 33: its intake, a line with two locks)
+ * against a sequential FIFO line with a bound, a close and a termination: plain tasks join without
+ * the takers' lock (push on the intake and count, under the joiners' lock) while admitted work and
+ * blocked callers join under both, and polls, withdrawals by handle, close (which sweeps the
+ * callers), drain (shutdownNow's sweep), termination and reopening run concurrently. Checked by
+ * model checking (systematic interleavings of the instrumented code) and by stress (real threads).
  *
  * <p>Each producer is one thread (a Lincheck non-parallel group) numbering its entries in turn,
  * producer A odd, producer B even, so that an entry's id does not depend on the interleaving; each
  * producer withdraws its own k-th entry through the handle its offer returned (as in the pool, no
- * handle exists before its offer returned), racing the polls and sweeps of the other threads. {@code size()} is checked at quiescence only
- * ({@link #sizeIsExactAtQuiescence}): while an entry joins through the intake it may be taken
- * before it is counted, and the count reads one low meanwhile, which the class Javadoc allows.
+ * handle exists before its offer returned), racing the polls and sweeps of the other threads.
+ * {@code size()} is checked at quiescence only ({@link #sizeIsExactAtQuiescence}): while an entry
+ * joins through the intake it may be taken before it is counted, and the count reads one low
+ * meanwhile, which the class Javadoc allows.
  */
 @Timeout(600) // seconds per test: a hang fails the test instead of stalling the build
 @Param(name = "k", gen = IntGen.class, conf = "1:3")
@@ -367,6 +369,50 @@ public class WaitingLineLincheckTest {
         .actorsAfter(1)
         .iterations(30)
         .invocationsPerIteration(200)
+        .check(WaitingLineLincheckTest.class);
+  }
+
+  private static Actor op(String name, Object... args) {
+    try {
+      Class<?>[] types = new Class<?>[args.length];
+      java.util.Arrays.fill(types, int.class);
+      return new Actor(WaitingLineLincheckTest.class.getMethod(name, types), List.of(args), false,
+          false, false, false, false);
+    } catch (NoSuchMethodException e) {
+      throw new AssertionError(e);
+    }
+  }
+
+  private static ExecutionScenario scenario(List<Actor> init, List<List<Actor>> parallel,
+      List<Actor> post) {
+    return new ExecutionScenario(init, parallel, post, null);
+  }
+
+  /**
+   * The races of a join through the intake with what must see every entry or refuse every later
+   * one, each explored in every interleaving: a close followed by polls (a joiner that saw the line
+   * open must be in line before the close returns), a termination (none may join a terminated
+   * line), a drain, and a withdrawal of an entry still on the intake racing a take.
+   */
+  @Test
+  void aJoinRacingCloseTerminationDrainAndWithdrawalIsLinearizableUnderModelChecking() {
+    new ModelCheckingOptions()
+        .sequentialSpecification(Spec.class)
+        .iterations(0)
+        .invocationsPerIteration(2_000)
+        .addCustomScenario(scenario(List.of(op("offerA")),
+            List.of(List.of(op("offerB"), op("offerB")),
+                List.of(op("close"), op("poll"), op("poll"))),
+            List.of(op("poll"), op("poll"))))
+        .addCustomScenario(scenario(List.of(),
+            List.of(List.of(op("offerB")), List.of(op("terminate"))),
+            List.of(op("poll"), op("offerAdmittedA"))))
+        .addCustomScenario(scenario(List.of(op("offerA")),
+            List.of(List.of(op("offerB"), op("offerB")), List.of(op("drain"))),
+            List.of(op("poll"))))
+        .addCustomScenario(scenario(List.of(op("offerB")),
+            List.of(List.of(op("offerA"), op("cancelA", 1)), List.of(op("poll"), op("poll"))),
+            List.of(op("poll"))))
         .check(WaitingLineLincheckTest.class);
   }
 
