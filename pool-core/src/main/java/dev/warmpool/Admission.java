@@ -158,7 +158,7 @@ final class Admission implements TaskEnvelope.Owner {
       }
       placement.placeEntry(e, mode);
     } else {
-      e.state = TaskEnvelope.WAITING;
+      e.setUnpublished(TaskEnvelope.WAITING); // published by its join, or never
       whenFull(kind, arg, mode, e, maxWaitNanos);
     }
     return e;
