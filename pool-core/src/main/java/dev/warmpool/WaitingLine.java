@@ -202,8 +202,15 @@ final class WaitingLine extends LinePads.TakeSidePad {
    * count"). Exact at quiescence.
    */
   int size() {
-    long left = leftCount; // first: both only grow, so the difference is never negative but for
-    long n = joinedCount - left; // a taken entry not yet counted, clamped below
+    // A count the line held: joinedCount read while leftCount stood still. Reading left, then
+    // joined alone reads high by every join in between (review r12, F2); joined, then left could
+    // read 0 while an entry waits, and a finisher that read 0 would leave its seat idle.
+    long left;
+    long n;
+    do {
+      left = leftCount;
+      n = joinedCount - left; // never negative but for a taken entry not yet counted: clamped
+    } while (left != leftCount);
     return n > 0 ? (int) Math.min(n, Integer.MAX_VALUE) : 0;
   }
 
@@ -573,11 +580,14 @@ final class WaitingLine extends LinePads.TakeSidePad {
   /** Reopens the line after the pool rebooted, running {@code reopen} under the same lock. */
   void reopen(Runnable reopen) {
     lock.lock();
-    try {
-      setFlags(false, false);
+    putLock.lock(); // held throughout, as terminateIfEmpty: an intake joiner that needs only
+    try { // putLock joins after the pool reopened, never in between (review r12, F1)
+      closed = false;
+      terminated = false;
       caughtUp = true; // a rebooted pool starts with free seats
       reopen.run();
     } finally {
+      putLock.unlock();
       lock.unlock();
     }
   }

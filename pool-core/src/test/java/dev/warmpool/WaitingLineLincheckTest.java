@@ -342,7 +342,9 @@ public class WaitingLineLincheckTest {
     }
   }
 
-  // Budgets: a few hundred interleavings of short scenarios each, well under a minute per test.
+  // Budgets: a few hundred interleavings of short scenarios each; the build runs a quarter of the
+  // designed budget (it has 10 minutes on 2 cores), CI's deeper pass (-Dwarmpool.stress.scale=5,
+  // .ci/run) a little more than all of it.
   // Run against seeded bugs in WaitingLine within these budgets (see issue 33's report): see the
   // report for which check found which.
 
@@ -354,7 +356,7 @@ public class WaitingLineLincheckTest {
         .actorsPerThread(3)
         .actorsBefore(1)
         .actorsAfter(1)
-        .iterations(30)
+        .iterations(PoolFixture.stress(8))
         .invocationsPerIteration(200)
         .check(Hot.class);
   }
@@ -367,7 +369,7 @@ public class WaitingLineLincheckTest {
         .actorsPerThread(3)
         .actorsBefore(2)
         .actorsAfter(1)
-        .iterations(30)
+        .iterations(PoolFixture.stress(8))
         .invocationsPerIteration(200)
         .check(WaitingLineLincheckTest.class);
   }
@@ -399,7 +401,7 @@ public class WaitingLineLincheckTest {
     new ModelCheckingOptions()
         .sequentialSpecification(Spec.class)
         .iterations(0)
-        .invocationsPerIteration(2_000)
+        .invocationsPerIteration(PoolFixture.stress(500))
         .addCustomScenario(scenario(List.of(op("offerA")),
             List.of(List.of(op("offerB"), op("offerB")),
                 List.of(op("close"), op("poll"), op("poll"))),
@@ -424,7 +426,7 @@ public class WaitingLineLincheckTest {
         .actorsPerThread(4)
         .actorsBefore(2)
         .actorsAfter(2)
-        .iterations(20)
+        .iterations(PoolFixture.stress(5))
         .invocationsPerIteration(2_000)
         .check(WaitingLineLincheckTest.class);
   }
