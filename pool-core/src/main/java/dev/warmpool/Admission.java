@@ -158,7 +158,7 @@ final class Admission implements TaskEnvelope.Owner {
       }
       placement.placeEntry(e, mode);
     } else {
-      e.setUnpublished(TaskEnvelope.WAITING); // published by its join, or never
+      e.state = TaskEnvelope.WAITING;
       whenFull(kind, arg, mode, e, maxWaitNanos);
     }
     return e;

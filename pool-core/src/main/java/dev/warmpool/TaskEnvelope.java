@@ -148,11 +148,7 @@ class TaskEnvelope implements TaskHandle {
    * by the thread that linked it.
    */
   WaitingLine.Stamp stamp;
-  /**
-   * Links in the waiting line; accessed only under the line's lock, except that an intake joiner
-   * writes {@code next} (its link in the line's intake) before the CAS that publishes the entry
-   * ({@link WaitingLine}, "The intake").
-   */
+  /** Links in the waiting line; accessed only under the line's lock. */
   TaskEnvelope prev;
   TaskEnvelope next;
 
@@ -161,16 +157,7 @@ class TaskEnvelope implements TaskHandle {
     this.kind = kind;
     this.arg = arg;
     this.caller = caller;
-    // A plain write: nobody else sees the envelope before its owner publishes it (by a CAS or a
-    // lock's release, which orders this write before it). A volatile write here was a full fence
-    // per task on the producer's path, which waited for the producer's earlier stores to the
-    // workers' cache lines (issue 33: most of the producer's samples at capacity 2).
-    STATE.set(this, state);
-  }
-
-  /** Sets the state of an envelope that its creator has not yet published: a plain write. */
-  final void setUnpublished(int s) {
-    STATE.set(this, s);
+    this.state = state;
   }
 
   /** Moves the state from {@code from} to {@code to} atomically; false if it was not {@code from}. */

@@ -1,7 +1,5 @@
 package dev.warmpool;
 
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.locks.ReentrantLock;
@@ -12,45 +10,9 @@ import java.util.function.Supplier;
  * The FIFO line of work waiting for a seat: callers blocked in {@code execute} (an entry with a
  * {@code caller}) and accepted tasks or lanes waiting without a thread (no caller).
  *
- * <p>The line is a doubly linked list guarded by one lock, which makes withdrawal O(1) and every
- * state change atomic with the list change; plain tasks join it through an intake under a lock of
- * their own (below), so that a producer never takes the consumers' lock. {@link #size()} reads two
- * volatile counts, so that workers and submitters can check for waiters without taking a lock.
- *
- * <h2>The intake (issue 33): a line with two locks</h2>
- * Past its seats, a pool fed by one producer puts every task in line: the producer's offer and
- * each freed seat's poll took the one lock, three threads on one lock per task (29 % of the
- * workers' samples at capacity 2). Now joiners and takers have a lock each, as in
- * {@code LinkedBlockingQueue}: in a line that keeps no time ({@link #intakeOn}: no controlled
- * delay, no adaptive LIFO: most lines) every entry joins under the joiners' lock {@link #putLock}
- * only, never under {@link #lock}, the takers' lock that guards the linked list. (A line that keeps
- * time stamps each entry as it links, under {@code lock}: its joiners take that lock, as before.)
- * <ol>
- *   <li><b>Join.</b> Holding {@code putLock}, a joiner checks the flags ({@link #closed},
- *       {@link #terminated}) and the bound, pushes its entry on the intake, a stack linked through
- *       {@link TaskEnvelope#next} (a CAS: takers empty it concurrently), and only then counts it
- *       ({@link #joinedCount}). Joiners go one at a time, so the intake's order is the order of the
- *       joins, and the bound is exact: while a joiner holds {@code putLock} the count can only
- *       fall (takers), so what it read still bounds the line when it pushes.</li>
- *   <li><b>Absorb.</b> Every holder of {@code lock} that reads or moves linked entries first takes
- *       the whole intake (one getAndSet) and links it, oldest first, behind the tail
- *       ({@link #absorb}). So under {@code lock} the list holds every entry pushed so far, in
- *       order (a take from a non-empty list need not look: the intake holds only newer entries),
- *       and the locked operations (withdrawal by handle or by a caller's timeout, expiry, close's
- *       sweep of blocked callers, drain, a sibling's take) work on linked entries exactly as
- *       before.</li>
- *   <li><b>Close and sweep.</b> Whatever changes the flags or must see every entry (close, drain,
- *       termination, reopening) holds both locks: no joiner is half-way, so a producer racing
- *       shutdown is refused at its call (it saw the flag) or its entry is in line before the flag
- *       is set, where the closer's sweep finds it.</li>
- * </ol>
- * <b>The count.</b> {@link #size()} is {@link #joinedCount} minus {@link #leftCount} (each written
- * under its own lock). A joiner counts its entry after pushing it, so for a moment a taker may
- * take an entry not yet counted: the count may read one low (never below 0, never high), and is
- * exact at quiescence and under both locks. That moment is safe for the hand-off protocol
- * ({@link Admission}: publish, then check): the joiner counts, then looks for a free seat; a
- * finisher frees its seat, then reads the count. Either the finisher sees the entry counted and
- * serves it, or the joiner's look comes after the freed seat and takes it.
+ * <p>The line is the slow path, so it is a doubly linked list guarded by one lock, which makes
+ * withdrawal O(1) and every state change atomic with the list change. {@link #size()} is a volatile
+ * read so that workers and submitters can check for waiters without taking the lock.
  *
  * <p>Each entry is a {@link TaskEnvelope}; the line moves it only by the envelope's transitions
  * that happen under the line's lock (WAITING to QUEUED, CANCELLED or CLOSED), so every state change
@@ -82,7 +44,7 @@ import java.util.function.Supplier;
  * admitted while its entry waits) is not starved: it is never served newest first, and once the
  * oldest such entry has waited a whole standing interval, it goes first, wherever it waits.
  */
-final class WaitingLine extends LinePads.TakeSidePad {
+final class WaitingLine {
   /**
    * What a line that keeps time records of an entry as it links ({@link TaskEnvelope#stamp}): a
    * side object, so entries of lines that keep no time, most lines, do without it. Accessed under
@@ -109,39 +71,14 @@ final class WaitingLine extends LinePads.TakeSidePad {
     REFUSED
   }
 
-  private static final VarHandle INTAKE;
-  private static final VarHandle JOINED;
-  private static final VarHandle LEFT;
-
-  static {
-    try {
-      MethodHandles.Lookup l = MethodHandles.lookup();
-      INTAKE = l.findVarHandle(LinePads.JoinSide.class, "intake", TaskEnvelope.class);
-      JOINED = l.findVarHandle(LinePads.JoinSide.class, "joinedCount", long.class);
-      LEFT = l.findVarHandle(WaitingLine.class, "leftCount", long.class);
-    } catch (ReflectiveOperationException e) {
-      throw new ExceptionInInitializerError(e);
-    }
-  }
-
-  /** The takers' lock: guards the linked list and every state change of a linked entry. */
   private final ReentrantLock lock = new ReentrantLock();
-  /**
-   * The joiners' lock: a join through the intake (check, push, count) happens under it, one
-   * joiner at a time. Taken after {@link #lock} by whoever holds that, never the other way round.
-   */
-  private final ReentrantLock putLock = new ReentrantLock();
-  /** Accessed only under lock. */
   private TaskEnvelope head;
   private TaskEnvelope tail;
-  /** Entries that ever left the line: written only under lock, read anywhere. */
-  private volatile long leftCount;
-  /** Written under both locks, read under either: set by shutdown; only admitted work may join. */
+  private volatile int size;
+  /** Accessed only under lock: set by shutdown; only admitted work may still join. */
   private boolean closed;
-  /** Written under both locks, read under either: set when the pool terminates; none may join. */
+  /** Accessed only under lock: set when the pool terminates; nothing may join. */
   private boolean terminated;
-  /** Whether entries join through the intake: in a line that keeps no time. */
-  private final boolean intakeOn;
   /** How long the line must stay non-empty to stand, in nanos; 0: it keeps no time. */
   private final long standingNanos;
   /** Whether a standing line serves its newest entry first. */
@@ -191,27 +128,13 @@ final class WaitingLine extends LinePads.TakeSidePad {
    */
   WaitingLine(long standingNanos, boolean lifo, long quietNanos) {
     this.standingNanos = standingNanos;
-    this.intakeOn = standingNanos <= 0;
     this.lifo = lifo && standingNanos > 0;
     this.quietNanos = quietNanos;
     this.lastShed = standingNanos > 0 ? System.nanoTime() - quietNanos : 0L; // as if long ago
   }
 
-  /**
-   * The entries in line; while an entry joins through the intake it may read one low (see "The
-   * count"). Exact at quiescence.
-   */
   int size() {
-    // A count the line held: joinedCount read while leftCount stood still. Reading left, then
-    // joined alone reads high by every join in between (review r12, F2); joined, then left could
-    // read 0 while an entry waits, and a finisher that read 0 would leave its seat idle.
-    long left;
-    long n;
-    do {
-      left = leftCount;
-      n = joinedCount - left; // never negative but for a taken entry not yet counted: clamped
-    } while (left != leftCount);
-    return n > 0 ? (int) Math.min(n, Integer.MAX_VALUE) : 0;
+    return size;
   }
 
   /**
@@ -226,7 +149,7 @@ final class WaitingLine extends LinePads.TakeSidePad {
 
   /** A free seat looked at this line after serving what it could: the pool caught up if it is empty. */
   void seatLookedIn() {
-    if (size() == 0) {
+    if (size == 0) {
       seatFoundNoEntry();
     }
   }
@@ -237,88 +160,18 @@ final class WaitingLine extends LinePads.TakeSidePad {
    * will be armed for it (after it links, so the line is told here, not by its timer).
    */
   Offer offer(TaskEnvelope e, int bound, boolean admitted, boolean sheddable) {
-    if (intakeOn) {
-      putLock.lock();
-      try {
-        Offer o = check(bound, admitted);
-        if (o == Offer.LINKED) {
-          push(e);
-          counted(); // after the push: see "The count"
-        }
-        return o;
-      } finally {
-        putLock.unlock();
-      }
-    }
-    lock.lock(); // a line that keeps time: stamps are taken as the entry links, under the lock
+    lock.lock();
     try {
-      Offer o = check(bound, admitted);
-      if (o == Offer.LINKED) {
-        link(e, !sheddable);
-        counted();
+      if (terminated || (closed && !admitted)) {
+        return Offer.REFUSED;
       }
-      return o;
+      if (size >= bound) {
+        return Offer.FULL;
+      }
+      link(e, !sheddable);
+      return Offer.LINKED;
     } finally {
       lock.unlock();
-    }
-  }
-
-  /**
-   * Under the joiners' lock (putLock, or lock in a line without an intake): whether the flags let
-   * the entry join and the line holds fewer than {@code bound} entries. Exact: every entry that
-   * joined is counted (joiners count before they release that lock), and takers only lower the
-   * count meanwhile.
-   */
-  private Offer check(int bound, boolean admitted) {
-    if (terminated || (closed && !admitted)) {
-      return Offer.REFUSED;
-    }
-    return joinedCount - leftCount >= bound ? Offer.FULL : Offer.LINKED;
-  }
-
-  /** Under the joiners' lock: one more entry joined. */
-  private void counted() {
-    JOINED.setVolatile(this, joinedCount + 1);
-  }
-
-  /**
-   * Under putLock: pushes the entry on the intake. A CAS, since a taker may empty the intake
-   * meanwhile; it publishes the entry and its link.
-   */
-  private void push(TaskEnvelope e) {
-    for (;;) {
-      TaskEnvelope top = intake;
-      e.next = top;
-      if (INTAKE.weakCompareAndSet(this, top, e)) {
-        return;
-      }
-    }
-  }
-
-  /**
-   * Under lock: links every entry pushed on the intake so far behind the tail, oldest first (the
-   * stack holds them newest first).
-   */
-  private void absorb() {
-    if (intake == null) {
-      return; // the common read: a plain volatile load, no write to the shared line
-    }
-    TaskEnvelope x = (TaskEnvelope) INTAKE.getAndSet(this, (TaskEnvelope) null);
-    TaskEnvelope oldest = null;
-    while (x != null) { // reverse: newest first to oldest first
-      TaskEnvelope n = x.next;
-      x.next = oldest;
-      oldest = x;
-      x = n;
-    }
-    for (TaskEnvelope y = oldest; y != null; y = y.next) {
-      y.prev = tail;
-      if (tail == null) {
-        head = y;
-      } else {
-        tail.next = y;
-      }
-      tail = y;
     }
   }
 
@@ -329,9 +182,6 @@ final class WaitingLine extends LinePads.TakeSidePad {
   TaskEnvelope poll() {
     lock.lock();
     try {
-      if (head == null) {
-        absorb(); // only now: every entry on the intake is newer than every linked one
-      }
       TaskEnvelope e = next();
       if (e != null) {
         unlink(e);
@@ -350,9 +200,6 @@ final class WaitingLine extends LinePads.TakeSidePad {
   TaskEnvelope pollFor(TaskEnvelope.Owner taker) {
     lock.lock();
     try {
-      if (head == null) {
-        absorb(); // only now: every entry on the intake is newer than every linked one
-      }
       TaskEnvelope e = next();
       if (e != null) {
         unlink(e);
@@ -375,7 +222,6 @@ final class WaitingLine extends LinePads.TakeSidePad {
     try {
       // the expiry read here, under the lock: a cancel, a hand-back or a sibling's take may clear
       // the entry's field as soon as the lock is released
-      absorb();
       TaskEnvelope e = next();
       return e != null && e.expiry instanceof Admission.Expiry x && now - x.at >= 0 ? x : null;
     } finally {
@@ -419,7 +265,6 @@ final class WaitingLine extends LinePads.TakeSidePad {
   boolean pin(TaskEnvelope e) {
     lock.lock();
     try {
-      absorb();
       if (e.state != TaskEnvelope.WAITING || (head != e && e.prev == null)) {
         return false; // not (or no longer) linked: nothing to pin
       }
@@ -453,10 +298,7 @@ final class WaitingLine extends LinePads.TakeSidePad {
   boolean cancel(TaskEnvelope e) {
     lock.lock();
     try {
-      absorb(); // it may still be on the intake
-      if (e.state != TaskEnvelope.WAITING || (head != e && e.prev == null)) {
-        // Taken, or not linked yet: its offer has not returned (a handle is handed out only after
-        // it; a caller's entry joins under the lock), so there is nothing to withdraw yet.
+      if (e.state != TaskEnvelope.WAITING) {
         return false;
       }
       unlink(e);
@@ -478,7 +320,6 @@ final class WaitingLine extends LinePads.TakeSidePad {
   boolean expire(TaskEnvelope e, SharedTimer.Task deadline, List<Runnable> tasks, Runnable count) {
     lock.lock();
     try {
-      absorb(); // it may still be on the intake
       if (e.state != TaskEnvelope.WAITING || e.expiry != deadline
           || !e.kind.expiring(e.arg, tasks)) {
         return false;
@@ -512,8 +353,7 @@ final class WaitingLine extends LinePads.TakeSidePad {
   List<TaskEnvelope> close() {
     lock.lock();
     try {
-      setFlags(true, terminated); // a joiner that came first is in line, and stays (or is woken)
-      absorb(); // blocked callers join through the intake too
+      closed = true;
       List<TaskEnvelope> callers = new ArrayList<>();
       for (TaskEnvelope e = head; e != null; ) {
         TaskEnvelope next = e.next;
@@ -537,8 +377,7 @@ final class WaitingLine extends LinePads.TakeSidePad {
   List<TaskEnvelope> drain() {
     lock.lock();
     try {
-      absorbAll(); // no joiner is half-way: every entry that joined is linked
-      List<TaskEnvelope> all = new ArrayList<>(size());
+      List<TaskEnvelope> all = new ArrayList<>(size);
       while (head != null) {
         TaskEnvelope e = head;
         unlink(e);
@@ -559,19 +398,14 @@ final class WaitingLine extends LinePads.TakeSidePad {
   <T> T terminateIfEmpty(Supplier<T> terminate) {
     lock.lock();
     try {
-      putLock.lock(); // held throughout: no entry joins between the check and the flag
-      try {
-        if (joinedCount != leftCount) {
-          return null;
-        }
-        T done = terminate.get();
-        if (done != null) {
-          terminated = true;
-        }
-        return done;
-      } finally {
-        putLock.unlock();
+      if (size != 0) {
+        return null;
       }
+      T done = terminate.get();
+      if (done != null) {
+        terminated = true;
+      }
+      return done;
     } finally {
       lock.unlock();
     }
@@ -580,14 +414,12 @@ final class WaitingLine extends LinePads.TakeSidePad {
   /** Reopens the line after the pool rebooted, running {@code reopen} under the same lock. */
   void reopen(Runnable reopen) {
     lock.lock();
-    putLock.lock(); // held throughout, as terminateIfEmpty: an intake joiner that needs only
-    try { // putLock joins after the pool reopened, never in between (review r12, F1)
+    try {
       closed = false;
       terminated = false;
       caughtUp = true; // a rebooted pool starts with free seats
       reopen.run();
     } finally {
-      putLock.unlock();
       lock.unlock();
     }
   }
@@ -616,7 +448,8 @@ final class WaitingLine extends LinePads.TakeSidePad {
     } else {
       tail.next = e;
     }
-    tail = e; // counted by the caller, under putLock
+    tail = e;
+    size++;
   }
 
   private void unlink(TaskEnvelope e) {
@@ -641,24 +474,6 @@ final class WaitingLine extends LinePads.TakeSidePad {
     }
     e.prev = null;
     e.next = null;
-    LEFT.setVolatile(this, leftCount + 1);
-  }
-
-  /** Under lock: waits out a joiner half-way (takes putLock) and links what it pushed. */
-  private void absorbAll() {
-    putLock.lock();
-    putLock.unlock(); // every joiner that held it has pushed and counted its entry
-    absorb();
-  }
-
-  /** Under lock: sets the flags while no joiner is half-way (under putLock too). */
-  private void setFlags(boolean closed, boolean terminated) {
-    putLock.lock();
-    try {
-      this.closed = closed;
-      this.terminated = terminated;
-    } finally {
-      putLock.unlock();
-    }
+    size--;
   }
 }

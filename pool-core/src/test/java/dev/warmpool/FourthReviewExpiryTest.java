@@ -176,24 +176,12 @@ class FourthReviewExpiryTest {
     }
   }
 
-  /**
-   * The head of the pool's waiting line (a blocked caller's envelope, which has no handle): the
-   * head of the linked list or, while nothing is linked, the oldest entry on the line's intake
-   * (issue 33: an entry joins the intake and is linked by the next taker).
-   */
+  /** The head of the pool's waiting line (a blocked caller's envelope, which has no handle). */
   private static TaskEnvelope lineHead(WaitingLine line) {
     try {
       Field f = WaitingLine.class.getDeclaredField("head");
       f.setAccessible(true);
-      TaskEnvelope head = (TaskEnvelope) f.get(line);
-      if (head != null) {
-        return head;
-      }
-      TaskEnvelope oldest = line.intake; // the intake is a stack: its oldest entry is at the bottom
-      while (oldest != null && oldest.next != null) {
-        oldest = oldest.next;
-      }
-      return oldest;
+      return (TaskEnvelope) f.get(line);
     } catch (ReflectiveOperationException e) {
       throw new AssertionError(e);
     }
