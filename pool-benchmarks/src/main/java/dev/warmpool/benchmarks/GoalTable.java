@@ -571,15 +571,40 @@ public final class GoalTable {
   }
 
   /** Shape 3. */
-  final class ReactorShape implements Shape {
-    final String shape = "Reactor subscribeOn, flatMap 64, capacity 20";
-    final WorkerPool pool = WorkerPool.builder().name("reactor-wp").capacity(ADAPTER_CAPACITY).build();
-    final ExecutorService fixed = Executors.newFixedThreadPool(ADAPTER_CAPACITY, Peers.named("reactor-fixed"));
+  /**
+   * The Reactor shapes' executors: warmpool, {@code fromExecutorService(fixed 20)} and
+   * {@code newBoundedElastic(20)}, named {@code prefix-...}, each capacity 20.
+   */
+  static class ReactorPeers {
+    final WorkerPool pool;
+    final ExecutorService fixed;
     final String[] ids = {Peers.WARMPOOL, "from-fixed", "bounded-elastic"};
-    final Scheduler[] schedulers = {
-        dev.warmpool.reactor.PoolSchedulers.from(pool),
-        Schedulers.fromExecutorService(fixed),
-        Schedulers.newBoundedElastic(ADAPTER_CAPACITY, Integer.MAX_VALUE, "be")};
+    final Scheduler[] schedulers;
+
+    ReactorPeers(String prefix, String elasticName) {
+      pool = WorkerPool.builder().name(prefix + "-wp").capacity(ADAPTER_CAPACITY).build();
+      fixed = Executors.newFixedThreadPool(ADAPTER_CAPACITY, Peers.named(prefix + "-fixed"));
+      schedulers = new Scheduler[] {
+          dev.warmpool.reactor.PoolSchedulers.from(pool),
+          Schedulers.fromExecutorService(fixed),
+          Schedulers.newBoundedElastic(ADAPTER_CAPACITY, Integer.MAX_VALUE, elasticName)};
+    }
+
+    public void close() {
+      for (Scheduler s : schedulers) {
+        s.dispose();
+      }
+      Peers.close(pool);
+      Peers.close(fixed);
+    }
+  }
+
+  final class ReactorShape extends ReactorPeers implements Shape {
+    final String shape = "Reactor subscribeOn, flatMap 64, capacity 20";
+
+    ReactorShape() {
+      super("reactor", "be");
+    }
 
     @Override
     public void round() {
@@ -594,14 +619,6 @@ public final class GoalTable {
       }
     }
 
-    @Override
-    public void close() {
-      for (Scheduler s : schedulers) {
-        s.dispose();
-      }
-      Peers.close(pool);
-      Peers.close(fixed);
-    }
   }
 
   /** Shape 4. */
@@ -1062,18 +1079,14 @@ public final class GoalTable {
    * Shape 13. One driver thread subscribes each request at its intended arrival; latency runs from
    * that instant, so an executor that makes the driver late pays for it (no coordinated omission).
    */
-  final class Service implements Shape {
-    final WorkerPool pool = WorkerPool.builder().name("svc-wp").capacity(ADAPTER_CAPACITY).build();
-    final ExecutorService fixed =
-        Executors.newFixedThreadPool(ADAPTER_CAPACITY, Peers.named("svc-fixed"));
-    final String[] ids = {Peers.WARMPOOL, "from-fixed", "bounded-elastic"};
-    final Scheduler[] schedulers = {
-        dev.warmpool.reactor.PoolSchedulers.from(pool),
-        Schedulers.fromExecutorService(fixed),
-        Schedulers.newBoundedElastic(ADAPTER_CAPACITY, Integer.MAX_VALUE, "svc-be")};
+  final class Service extends ReactorPeers implements Shape {
     final org.HdrHistogram.ConcurrentHistogram h =
         new org.HdrHistogram.ConcurrentHistogram(TimeUnit.SECONDS.toNanos(60), 3);
     int round;
+
+    Service() {
+      super("svc", "svc-be");
+    }
 
     @Override
     public void round() throws Exception {
@@ -1122,16 +1135,8 @@ public final class GoalTable {
       }
       return gaps;
     }
-
-    @Override
-    public void close() {
-      for (Scheduler s : schedulers) {
-        s.dispose();
-      }
-      Peers.close(pool);
-      Peers.close(fixed);
-    }
   }
+
   /** Shape 14: {@link MemoryPerUnit}'s shapes, warmpool and the peer each goal names. */
   final class Memory implements Shape {
     static final String REACTOR = "idle Reactor Worker with a pending timer";
