@@ -96,7 +96,7 @@ class R12IntakeReviewTest {
         .actorsPerThread(2)
         .actorsBefore(1)
         .actorsAfter(0)
-        .iterations(PoolFixture.stress(15))
+        .iterations(PoolFixture.stress(4)) // CI's deeper pass (scale 5): 20, which caught F2 3/3
         .invocationsPerIteration(500)
         .check(SizeBound.class);
   }
