@@ -93,8 +93,11 @@ final class Admission implements TaskEnvelope.Owner {
   private final Placement placement;
   /** Told when a seat or a line entry went away while the pool is shut down: it may terminate. */
   private final Runnable mayTerminate;
-  /** Expiry callbacks not yet run; termination waits for them (see {@link #quietNotices}). */
-  private final AtomicInteger notices = new AtomicInteger();
+  /**
+   * Holds on termination: expiry callbacks not yet run, and serial-lane dispatches in flight
+   * ({@link #hold}); termination waits until there are none (see {@link #unheld}).
+   */
+  private final AtomicInteger holds = new AtomicInteger();
   /**
    * The sibling shards of a sharded pool's shard, else null (the one cost on an unsharded pool's
    * path: a null check when a seat goes back and when an entry joins the line). Set by the sharded
@@ -488,7 +491,7 @@ final class Admission implements TaskEnvelope.Owner {
     TaskEnvelope e = x.entry;
     // Held before the entry leaves the line (tryTerminate reads it under the line's lock): the
     // pool does not terminate while whoever waits for this entry has not yet heard of its end.
-    notices.incrementAndGet();
+    holds.incrementAndGet();
     List<Runnable> laneTasks = e.kind.countsAsTask() ? List.of() : new ArrayList<>();
     if (!line.expire(e, x, laneTasks, () -> countExpired(e))) {
       noticeDone(); // a termination that saw our hold meanwhile relies on us to look again
@@ -578,7 +581,30 @@ final class Admission implements TaskEnvelope.Owner {
   }
 
   private void noticeDone() {
-    notices.decrementAndGet();
+    release();
+  }
+
+  /**
+   * Keeps this pool from terminating until {@link #release}: a serial lane takes it before it
+   * marks itself dispatched and gives it back once its dispatch has landed (a seat, a line entry)
+   * or was refused, so that a task riding along on that dispatch (its caller returned, the lane
+   * dispatched) is never outlived by a terminated pool that saw nothing of the lane (review r14).
+   * Publish, then check: counted first, then the run state read; a shut-down pool is confirmed
+   * not terminated under the line's lock, where termination reads the holds. False, with no hold
+   * taken, if this pool is terminated.
+   */
+  boolean hold() {
+    holds.incrementAndGet();
+    if (state.isRunning() || line.underLock(() -> !state.isTerminated())) {
+      return true;
+    }
+    holds.decrementAndGet(); // terminated: nothing waits for this hold
+    return false;
+  }
+
+  /** Gives back a {@link #hold}; a shut-down pool may terminate now. */
+  void release() {
+    holds.decrementAndGet();
     if (!state.isRunning()) {
       mayTerminate.run();
     }
@@ -597,11 +623,12 @@ final class Admission implements TaskEnvelope.Owner {
   }
 
   /**
-   * Whether every expired entry's waiter has heard of it; read under the line's lock by
-   * termination, so an entry that expires after this read was still in the line then.
+   * Whether every expired entry's waiter has heard of it and no lane dispatch is in flight; read
+   * under the line's lock by termination, so an entry that expires after this read was still in
+   * the line then, and a hold taken after it finds the pool terminated.
    */
-  boolean quietNotices() {
-    return notices.get() == 0;
+  boolean unheld() {
+    return holds.get() == 0;
   }
 
   /**

@@ -206,12 +206,21 @@ final class Lifecycle {
     }
     admission.accounting.stopping = true;
     shutdown();
-    for (TaskEnvelope e : line.drain()) {
-      Admission.disarm(e);
-      if (e.caller != null) {
-        LockSupport.unpark(e.caller);
-      } else {
-        e.kind.handBack(e.arg, tasks);
+    // A lane's entry handed back here looks at its queue once more and dispatches what rode along
+    // meanwhile: the pool must not terminate between the drain and that dispatch (review r14).
+    boolean held = admission.hold();
+    try {
+      for (TaskEnvelope e : line.drain()) {
+        Admission.disarm(e);
+        if (e.caller != null) {
+          LockSupport.unpark(e.caller);
+        } else {
+          e.kind.handBack(e.arg, tasks);
+        }
+      }
+    } finally {
+      if (held) {
+        admission.release();
       }
     }
     return tasks;
@@ -226,7 +235,7 @@ final class Lifecycle {
       return;
     }
     CompletableFuture<Void> ended = line.terminateIfEmpty(() -> {
-      if (hasChildren() || !admission.quietNotices() || !host.closeIfQuiescent()) {
+      if (hasChildren() || !admission.unheld() || !host.closeIfQuiescent()) {
         return null;
       }
       if (state.terminate()) {

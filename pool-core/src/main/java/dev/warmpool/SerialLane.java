@@ -298,10 +298,27 @@ final class SerialLane extends MemberSet
     }
   }
 
-  /** Under the first-dispatch lock: the lane's first dispatch, in the caller's mode. */
+  /**
+   * Under the first-dispatch lock: the lane's first dispatch, in the caller's mode, under a hold on
+   * the pool ({@link #hold}) from before it marks the lane dispatched until it has landed, or was
+   * refused and what rode along meanwhile was dispatched again.
+   */
   private void admit(Runnable task) {
     queue().offer(task);
     admission.accounting.accepted(); // before the hand-off: no snapshot shows it completed first
+    Admission held = hold();
+    if (held == null) {
+      refuseTerminated(task);
+      return;
+    }
+    try {
+      admitHeld(task);
+    } finally {
+      held.release();
+    }
+  }
+
+  private void admitHeld(Runnable task) {
     while (!SCHEDULED.compareAndSet(this, false, true)) {
       // The lane is dispatched already (its entry waits for the first seat, or a carrier or a due
       // timer holds it): this task rides along. Checked under the line's lock against an expiry,
@@ -359,8 +376,9 @@ final class SerialLane extends MemberSet
   private void enter(Runnable task) {
     queue().offer(task);
     admission.accounting.accepted();
+    boolean dispatched;
     try {
-      scheduleAdmitted();
+      dispatched = scheduleAdmitted();
     } catch (RejectedExecutionException terminated) {
       boolean own = takeBack(task);
       if (!own) {
@@ -372,8 +390,11 @@ final class SerialLane extends MemberSet
       }
       return;
     }
-    if (pool.isTerminated() && takeBack(task)) {
-      // The pool terminated between checkOpen and our offer, while another call held the lane.
+    if (!dispatched) {
+      refuseTerminated(task);
+    } else if (pool.isTerminated() && takeBack(task)) {
+      // A last guard: the lane's dispatcher held the pool until it landed, and the lane drains what
+      // it holds before its seat goes, so a terminated pool should have nothing of ours queued.
       throw admission.closed();
     }
   }
@@ -478,15 +499,64 @@ final class SerialLane extends MemberSet
     }
   }
 
-  /** Dispatches the lane unless it is dispatched already; refused only by a terminated pool. */
-  private void scheduleAdmitted() {
-    if (SCHEDULED.compareAndSet(this, false, true)) {
-      try {
-        dispatch(Mode.ADMITTED);
-      } catch (RejectedExecutionException terminated) {
-        scheduled = false;
-        throw terminated;
+  /**
+   * Dispatches the lane unless it is dispatched already, under a hold on the pool ({@link #hold}):
+   * a task that finds the lane dispatched relies on its dispatcher, whose hold keeps the pool from
+   * terminating until the lane has landed. False, with nothing done or counted, if the pool is
+   * terminated: each caller with a task in the queue then takes its own back (nobody rides along on
+   * a dispatch that never began). Throws only if a dispatch under a hold was refused anyway.
+   */
+  private boolean scheduleAdmitted() {
+    if (scheduled) {
+      return true; // its dispatcher holds the pool, or the lane landed: the tasks queued ride along
+    }
+    Admission held = hold();
+    if (held == null) {
+      return false;
+    }
+    try {
+      if (SCHEDULED.compareAndSet(this, false, true)) {
+        try {
+          dispatch(Mode.ADMITTED);
+        } catch (RejectedExecutionException refused) {
+          scheduled = false;
+          throw refused;
+        }
       }
+      return true;
+    } finally {
+      held.release();
+    }
+  }
+
+  /**
+   * A hold on the pool for a dispatch of this lane (the pool's own; for a sharded pool, the first
+   * shard not terminated, from the one placement offers first, whose line then takes the lane's
+   * admitted work): the pool does not terminate until it is released. Null if it is terminated.
+   */
+  private Admission hold() {
+    Shards shards = shards();
+    if (shards == null) {
+      return admission.hold() ? admission : null;
+    }
+    Admission[] all = shards.admissions();
+    int first = shards.first();
+    for (int i = 0; i < all.length; i++) {
+      Admission a = all[(first + i) % all.length];
+      if (a.hold()) {
+        return a;
+      }
+    }
+    return null;
+  }
+
+  /**
+   * The pool terminated before this call could dispatch the lane: its task is taken back and
+   * refused, unless someone took it first (a drain that ran it, a close, a {@code shutdownNow}).
+   */
+  private void refuseTerminated(Runnable task) {
+    if (takeBack(task)) {
+      throw admission.closed();
     }
   }
 
@@ -584,14 +654,18 @@ final class SerialLane extends MemberSet
   }
 
   /**
-   * Dispatches what is left in the queue. If the pool terminated meanwhile, nothing can run it:
-   * the refusal, which no call throws, is taken back, and each task ends as a closed lane's does
-   * (review r7, F4: it stayed in a queue nobody dispatched, and the refusal was counted).
+   * Dispatches what is left in the queue. Its callers hold the pool (a hold, or the seat of the
+   * worker that runs them), so it is not expected to be terminated. If it is all the same, nothing
+   * can run the tasks: a refusal, which no call throws, is taken back, and each task ends as a
+   * closed lane's does (review r7, F4: it stayed in a queue nobody dispatched, and the refusal was
+   * counted).
    */
   private void redispatch() {
     if (!queue.isEmpty()) {
       try {
-        scheduleAdmitted();
+        if (!scheduleAdmitted()) {
+          endLeftovers();
+        }
       } catch (RejectedExecutionException terminated) {
         notRefused();
         endLeftovers();
@@ -724,10 +798,19 @@ final class SerialLane extends MemberSet
       if (e == null) {
         return; // not published yet (its dispatch checks after publishing), or another leaves
       }
-      boolean left = e.cancel();
-      PLACE.compareAndSet(this, null, e); // back for reuse, unless a dispatch published a newer one
-      if (left) {
-        unschedule();
+      // Held from before the place goes until the queue was looked at again: a task offered
+      // meanwhile relied on that place, and the pool must not terminate before it is dispatched.
+      Admission held = hold();
+      try {
+        boolean left = e.cancel();
+        PLACE.compareAndSet(this, null, e); // back for reuse, unless a dispatch published a newer one
+        if (left) {
+          unschedule();
+        }
+      } finally {
+        if (held != null) {
+          held.release();
+        }
       }
     }
   }

@@ -14,7 +14,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AutoClose;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -31,7 +30,9 @@ import org.junit.jupiter.params.provider.ValueSource;
  * pool, it takes back its own task and redispatches the rest as admitted work, which the
  * terminated pool refuses too; {@code redispatch} then ends every queued task with
  * {@code endLeftovers}, as a closed lane's: counted withdrawn, never run, never handed back, and
- * nobody is told. The counters stay exact, so only a per-task check sees it. A plain
+ * nobody is told. The counters stay exact, so only a per-task check sees it. Fixed: a lane's
+ * dispatcher holds the pool ({@code Admission.hold}) from before its CAS until the lane has landed,
+ * and termination waits for the holds. A plain
  * {@code shutdown()} that terminates the pool in that window does the same; so does a dispatcher
  * on the admitted path ({@code enter}, {@code scheduleAdmitted}), the one r14 caught in
  * {@code R7RaceStressTest} (there the unsharded pool's window is the same, a shard's is wider).
@@ -75,6 +76,13 @@ class R14LaneShutdownNowTest {
   /** A task that counts its runs. */
   static final class Counted implements Runnable {
     final AtomicInteger ran = new AtomicInteger();
+    /** Which call offered it, for messages. */
+    String label = "?";
+
+    @Override
+    public String toString() {
+      return label;
+    }
 
     @Override
     public void run() {
@@ -90,12 +98,11 @@ class R14LaneShutdownNowTest {
   }
 
   /**
-   * FAULT: two tasks accepted by a lane (their calls returned normally, on a running pool) while
-   * the lane's first dispatch was in flight; then {@code shutdownNow}. Each must run or be handed
-   * back; both end no way (withdrawn by {@code endLeftovers}). Failed 3/3 runs, both cases.
+   * Two tasks accepted by a lane (their calls returned normally, on a running pool) while the
+   * lane's first dispatch was in flight; then {@code shutdownNow}. Each must run or be handed back.
+   * Before the fix (the dispatcher's hold on the pool) both ended no way, withdrawn by
+   * {@code endLeftovers} after the terminated pool refused the dispatch: failed 4/4, both cases.
    */
-  @Disabled("r14 fault: a lane task that rode along a dispatch in flight is dropped by endLeftovers"
-      + " when shutdownNow terminates the pool first (SerialLane.admit/redispatch)")
   @ParameterizedTest(name = "{0}")
   @ValueSource(strings = {"sharded", "pool"})
   void guarantee4_aTaskRidingAlongALanesDispatchInFlightRunsOrIsHandedBackByShutdownNow(
@@ -140,8 +147,6 @@ class R14LaneShutdownNowTest {
    * it fails only when the dispatcher is preempted there (a loaded machine), or with the window
    * widened by a spin (how r14 measured it; not committed).
    */
-  @Disabled("r14 fault: the narrowed stress of the same race (see above); 0 of 4000 rounds on a"
-      + " quiet machine, 3 failing rounds within the first 300-1250 with the dispatch window widened")
   @Tag("stress")
   @ParameterizedTest(name = "{0}")
   @ValueSource(strings = {"sharded", "pool"})
@@ -173,6 +178,7 @@ class R14LaneShutdownNowTest {
       go.await();
       PoolFixture.spinFor(spinA);
       Counted t = new Counted();
+      t.label = "first";
       try {
         lane.execute(t);
         accepted.add(t);
@@ -185,6 +191,7 @@ class R14LaneShutdownNowTest {
       PoolFixture.spinFor(spinB);
       for (int i = 0; i < 3; i++) {
         Counted t = new Counted();
+        t.label = "rider" + i;
         try {
           if (i == 0) {
             lane.executeAdmitted(t);
@@ -213,8 +220,8 @@ class R14LaneShutdownNowTest {
       for (Counted t : accepted) {
         int ways = t.ran.get() + handedBack.getOrDefault(t, 0);
         if (ways != 1) {
-          return "round " + round + " " + where + ": ways " + ways + " of " + accepted.size()
-              + " accepted, back " + back.size() + " " + pool.stats();
+          return "round " + round + " " + where + ": " + t + " ended " + ways + " ways; accepted "
+              + accepted + ", handed back " + back + ", " + pool.stats();
         }
       }
     }
