@@ -197,12 +197,15 @@ final class Lifecycle {
 
   /**
    * The first half of shutdownNow: hands back the children's work and the line's, marks the pool
-   * stopping and shuts it down. The pool then hands back what it holds beyond the line.
+   * stopping and shuts it down; interrupts nothing. The pool then hands back what it holds beyond
+   * the line and interrupts every task running under it, its children's included.
    */
   List<Runnable> shutdownNowLine() {
     List<Runnable> tasks = new ArrayList<>();
     for (WorkerPool child : children()) {
-      tasks.addAll(child.shutdownNow());
+      // Every child is a subpool: it hands back, and this pool interrupts (once its line is
+      // handed back too, so that no freed seat serves this line's waiting tasks meanwhile).
+      tasks.addAll(((Subpool) child).shutdownNowUnderAncestor());
     }
     admission.accounting.stopping = true;
     shutdown();

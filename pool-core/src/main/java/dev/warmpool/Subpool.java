@@ -467,6 +467,20 @@ final class Subpool extends AbstractWorkerPool {
    */
   @Override
   public List<Runnable> shutdownNow() {
+    return shutdownNow(true);
+  }
+
+  /**
+   * An ancestor's shutdownNow: hands back as {@link #shutdownNow()} does, and interrupts nothing.
+   * The ancestor interrupts every task running under it once its own line is handed back too: a
+   * task interrupted here would give its seat to an ancestor's waiting task that the ancestor's
+   * shutdownNow was about to hand back (review r13, F2).
+   */
+  List<Runnable> shutdownNowUnderAncestor() {
+    return shutdownNow(false);
+  }
+
+  private List<Runnable> shutdownNow(boolean interrupt) {
     List<Runnable> tasks = lifecycle.shutdownNowLine();
     for (Seat s : seated) {
       if (s.transition(TaskEnvelope.QUEUED, TaskEnvelope.HANDED_BACK)) {
@@ -479,7 +493,9 @@ final class Subpool extends AbstractWorkerPool {
     for (Seat s : seated) {
       if (s.isRunning()) { // also while a cancel(true)'s interrupt is on its way
         s.kind.handBackRunning(s.arg, tasks);
-        s.interrupt();
+        if (interrupt) {
+          s.interrupt();
+        }
       }
     }
     DelayedTask.handedBack(tasks);

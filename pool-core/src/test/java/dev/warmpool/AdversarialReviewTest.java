@@ -10,6 +10,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.CyclicBarrier;
@@ -264,6 +265,22 @@ class AdversarialReviewTest {
   }
 
   /** Makes threads that misbehave now and then: throw, start then throw, return started, block. */
+  /** The stacks of the live threads whose names start with {@code prefix}. */
+  private static String threadsOf(String prefix) {
+    StringBuilder b = new StringBuilder();
+    for (Map.Entry<Thread, StackTraceElement[]> e : Thread.getAllStackTraces().entrySet()) {
+      Thread t = e.getKey();
+      if (!t.getName().startsWith(prefix)) {
+        continue;
+      }
+      b.append("\n  ").append(t.getName()).append(' ').append(t.getState());
+      for (StackTraceElement f : e.getValue()) {
+        b.append("\n    at ").append(f);
+      }
+    }
+    return b.toString();
+  }
+
   static final class ChaosFactory implements ThreadFactory {
     final String name;
     final AtomicInteger made = new AtomicInteger();
@@ -316,8 +333,24 @@ class AdversarialReviewTest {
     int rounds = 80;
     int bad = 0;
     StringBuilder why = new StringBuilder();
+    Thread me = Thread.currentThread();
     for (int round = 0; round < rounds; round++) {
       String name = uniqueName("advchaos-");
+      // A round takes milliseconds; one that takes 20 s prints where this thread and the pool's are
+      // (once, a loaded CI run spent 376 s in this test and reported nothing).
+      Thread watchdog = quietDaemon(() -> {
+        try {
+          Thread.sleep(20_000);
+        } catch (InterruptedException roundEnded) {
+          return;
+        }
+        StringBuilder b = new StringBuilder("chaos watchdog: a round is taking over 20 s; the test");
+        for (StackTraceElement f : me.getStackTrace()) {
+          b.append("\n    at ").append(f);
+        }
+        System.out.println(b.append(threadsOf(name)));
+      }, name + "-watchdog");
+      watchdog.start();
       boolean nonblocking = round % 3 == 0;
       boolean now = round % 2 == 0;
       WorkerPool pool = WorkerPool.builder().name(name).capacity(3).maxIdle(Duration.ofMillis(5))
@@ -379,7 +412,7 @@ class AdversarialReviewTest {
               rejected.add(t);
             }
           }
-        });
+        }, name + "-submitter-" + i);
         submitters[i].setDaemon(true);
         submitters[i].start();
       }
@@ -399,7 +432,13 @@ class AdversarialReviewTest {
       backSet.addAll(back);
       StringBuilder r = new StringBuilder();
       if (!terminated) {
-        r.append(" not terminated ").append(pool.stats());
+        // Once seen in a loaded CI run (the test ran 376 s, no round reported): stop at the first
+        // such round, with what every thread of the pool (and the submitters) is doing.
+        r.append(" not terminated ").append(pool.stats()).append(threadsOf(name));
+        why.append("\n round ").append(round).append(":").append(r);
+        bad++;
+        watchdog.interrupt();
+        break;
       }
       for (Object[] a : accepted) {
         Tracked t = (Tracked) a[0];
@@ -441,6 +480,7 @@ class AdversarialReviewTest {
           || st.workers() != 0 || st.busy() != 0 || st.waiting() != 0) {
         r.append(" worker counters ").append(st);
       }
+      watchdog.interrupt();
       if (r.length() > 0) {
         bad++;
         if (why.length() < 4000) {
