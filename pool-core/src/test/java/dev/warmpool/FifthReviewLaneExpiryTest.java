@@ -48,6 +48,7 @@ class FifthReviewLaneExpiryTest {
     final CountDownLatch heard = new CountDownLatch(1);
     volatile CountDownLatch hold;
     volatile Thread heardOn;
+    volatile PoolOverloadedException cause;
 
     Probe() {
       this(false);
@@ -69,6 +70,7 @@ class FifthReviewLaneExpiryTest {
 
     @Override
     public void onExpired(PoolOverloadedException cause) {
+      this.cause = cause;
       heardOn = Thread.currentThread();
       expired.incrementAndGet();
       heard.countDown();
@@ -291,8 +293,10 @@ class FifthReviewLaneExpiryTest {
 
   /**
    * A subpool task that waited in the subpool's line first carries what is LEFT of its deadline
-   * into the parent's line, not a fresh one: it expires before (time forwarded + maxWait), which a
-   * fresh deadline could never do.
+   * into the parent's line, not a fresh one: the deadline its expiry names is at most what was left
+   * when it was forwarded (under 200 ms of 600), whenever its notice arrives. (The test timed the
+   * notice against 600 ms from the forwarding, which a loaded machine's helper thread missed once
+   * at 1.25 s.)
    */
   @Test
   void aSubpoolTaskCarriesTheRestOfItsDeadlineNotAFreshOne() throws Exception {
@@ -302,16 +306,20 @@ class FifthReviewLaneExpiryTest {
     TaskHandle first = sub.enqueue(() -> { }); // the subpool's seat, waiting in the parent's line
     Duration maxWait = Duration.ofMillis(600);
     Probe p = new Probe();
+    long submitted = System.nanoTime();
     TaskHandle h = sub.enqueue(p, maxWait); // the subpool's line
     Thread.sleep(400); // not synchronization: the task uses up part of its deadline here
     long forwarded = System.nanoTime();
+    long leftAtMost = maxWait.toNanos() - (forwarded - submitted);
     assertThat(first.cancel()).isTrue(); // its subpool seat goes to p, which joins the parent line
-    assertThat(h.isDone()).as("p waits in the parent's line").isFalse();
     PoolFixture.await(p.heard);
-    long heardAfter = System.nanoTime() - forwarded;
-    assertThat(heardAfter).as("expired on what was left, not a fresh %s", maxWait)
-        .isLessThan(maxWait.toNanos());
     assertThat(h.isExpired()).isTrue();
+    java.util.regex.Matcher m = java.util.regex.Pattern.compile("past its deadline of (\\d+)(ns|ms)")
+        .matcher(p.cause.getMessage());
+    assertThat(m.find()).as("a line deadline's expiry: %s", p.cause.getMessage()).isTrue();
+    long deadline = Long.parseLong(m.group(1)) * (m.group(2).equals("ms") ? 1_000_000L : 1L);
+    assertThat(deadline).as("expired on what was left, not a fresh %s: %s", maxWait,
+        p.cause.getMessage()).isLessThanOrEqualTo(leftAtMost);
     gate.open();
     assertThat(sub.stats().expired()).isEqualTo(1);
   }
