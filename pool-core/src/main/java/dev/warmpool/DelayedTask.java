@@ -455,12 +455,9 @@ class DelayedTask<V> extends SharedTimer.Task
         // it rather than stay pending for ever (review r10, F5), and the run that re-armed
         // throws it, so that the pool counts and reports it as a schedule's failure: a periodic
         // future is seldom read (review r11, F3).
-        if (complete(noTimer, EXCEPTIONAL)) {
-          forget();
-          return noTimer;
-        }
+        boolean failed = complete(noTimer, EXCEPTIONAL); // else cancelled while arming: so it ended
         forget();
-        return null; // cancelled while arming: that is how it ended
+        return failed ? noTimer : null;
       }
     }
     if (ownerClosed()) { // publish (PENDING, armed), then check: a close that swept before
