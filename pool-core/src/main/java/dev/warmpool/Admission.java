@@ -494,12 +494,12 @@ final class Admission implements TaskEnvelope.Owner {
     holds.incrementAndGet();
     List<Runnable> laneTasks = e.kind.countsAsTask() ? List.of() : new ArrayList<>();
     if (!line.expire(e, x, laneTasks, () -> countExpired(e))) {
-      noticeDone(); // a termination that saw our hold meanwhile relies on us to look again
+      release(); // a termination that saw our hold meanwhile relies on us to look again
       return false;
     }
     if (e.caller != null) {
       LockSupport.unpark(e.caller); // it reads EXPIRED and throws
-      noticeDone();
+      release();
       return true;
     }
     Runnable tell;
@@ -520,7 +520,7 @@ final class Admission implements TaskEnvelope.Owner {
       tell = e.kind.expiredAtOnce(e.arg, cause) ? () -> e.kind.expired(e.arg, cause) : null;
     }
     if (tell == null) {
-      noticeDone();
+      release();
       return true;
     }
     try {
@@ -528,11 +528,11 @@ final class Admission implements TaskEnvelope.Owner {
         try {
           tell.run();
         } finally {
-          noticeDone();
+          release();
         }
       });
     } catch (RuntimeException | Error noThread) {
-      noticeDone(); // nothing can run the callback; the entry's handle still reads expired
+      release(); // nothing can run the callback; the entry's handle still reads expired
       throw noThread;
     }
     return true;
@@ -578,10 +578,6 @@ final class Admission implements TaskEnvelope.Owner {
       accounting.expired();
       accounting.withdrawn();
     }
-  }
-
-  private void noticeDone() {
-    release();
   }
 
   /**
