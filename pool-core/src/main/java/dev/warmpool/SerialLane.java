@@ -45,7 +45,11 @@ import java.util.concurrent.TimeUnit;
  * <p><b>Shutdown.</b> {@code shutdownNow} hands back the queue of a lane waiting for a worker, and
  * that of a lane a worker is draining ({@link Worker#lane}). A lane that a worker picks up at the
  * very moment of {@code shutdownNow} may still run its queued tasks: they were taken with the
- * carrier, as a plain task taken by a worker runs.
+ * carrier, as a plain task taken by a worker runs. Between its CAS on {@code scheduled} and the
+ * lane landing, a dispatcher holds the pool ({@link Admission#hold}): a task that rides along on
+ * that dispatch is in nothing the pool can hand back, so the pool does not terminate until the
+ * lane has landed, and the task runs (after a {@code shutdownNow} that missed it, as above). A
+ * terminated pool refuses each caller's own task at the call (review r14).
  *
  * <p><b>Closing.</b> {@link #close()} cancels the queued tasks and every pending timer of the lane
  * (due or not) and, with nothing left, cancels the lane's entry (its one place in the pool), so a
