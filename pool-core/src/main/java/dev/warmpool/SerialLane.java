@@ -534,21 +534,21 @@ final class SerialLane extends MemberSet
   }
 
   /**
-   * A hold on the pool for a dispatch of this lane (the pool's own; for a sharded pool, the first
-   * shard not terminated, from the one placement offers first, whose line then takes the lane's
-   * admitted work): the pool does not terminate until it is released. Null if it is terminated.
+   * A hold on the pool for a dispatch of this lane: the pool does not terminate until it is
+   * released. Null if it is terminated. Taken in the lane's own pool; for a sharded pool, in its
+   * home shard or, once that terminated, in another shard that has not: shards terminate one by
+   * one, and a held shard's line takes the lane's admitted work ({@link #waitInLiveShard}).
    */
   private Admission hold() {
-    Shards shards = shards();
-    if (shards == null) {
-      return admission.hold() ? admission : null;
+    if (admission.hold()) {
+      return admission;
     }
-    Admission[] all = shards.admissions();
-    int first = shards.first();
-    for (int i = 0; i < all.length; i++) {
-      Admission a = all[(first + i) % all.length];
-      if (a.hold()) {
-        return a;
+    Shards shards = shards();
+    if (shards != null) {
+      for (Admission a : shards.admissions()) {
+        if (a != admission && a.hold()) {
+          return a;
+        }
       }
     }
     return null;
