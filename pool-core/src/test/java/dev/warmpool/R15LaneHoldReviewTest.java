@@ -1,0 +1,252 @@
+package dev.warmpool;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AutoClose;
+import org.junit.jupiter.api.Disabled;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * Review r15: a fresh attack on d81614a (a lane's dispatcher holds the pool, {@code Admission.hold},
+ * from before its CAS on {@code scheduled} until the lane has landed). Each fault found is a
+ * failing test here, disabled with its failure rate so the branch stays green.
+ */
+@Timeout(300)
+class R15LaneHoldReviewTest {
+  private static final Duration HOUR = Duration.ofHours(1);
+  @AutoClose final PoolFixture fixture = new PoolFixture();
+
+  /** A task that counts its runs. */
+  static final class Counted implements CancellationAware {
+    final AtomicInteger ran = new AtomicInteger();
+    final AtomicInteger expired = new AtomicInteger();
+    final AtomicInteger toldCancel = new AtomicInteger();
+    final String label;
+    volatile TaskHandle handle;
+    volatile boolean cancelled;
+    volatile boolean accepted;
+    volatile SerialExecutor lane;
+
+    Counted(String label) {
+      this.label = label;
+    }
+
+    @Override
+    public void run() {
+      ran.incrementAndGet();
+    }
+
+    @Override
+    public void onCancel() {
+      toldCancel.incrementAndGet();
+    }
+
+    @Override
+    public void onExpired(PoolOverloadedException cause) {
+      expired.incrementAndGet();
+    }
+
+    @Override
+    public String toString() {
+      return label;
+    }
+  }
+
+  /** The pool of a round: its lanes' owner and the pool that a shutdown closes. */
+  private record Setup(WorkerPool top, WorkerPool owner) {}
+
+  private static Setup setup(String where, int capacity) {
+    WorkerPool.Builder b = WorkerPool.builder().name(PoolFixture.uniqueName("r15" + where))
+        .capacity(capacity).maxIdle(HOUR);
+    switch (where) {
+      case "sharded":
+        WorkerPool s = ShardedPool.of(2, ShardedPool.Placement.ROUND_ROBIN, b);
+        return new Setup(s, s);
+      case "deadline":
+        WorkerPool d = b.maxWaitInLine(Duration.ofNanos(
+            ThreadLocalRandom.current().nextLong(20_000, 2_000_000))).build();
+        return new Setup(d, d);
+      case "subpool":
+        WorkerPool p = b.capacity(capacity + 1).build();
+        return new Setup(p, p.newSubpool("sub", capacity));
+      default:
+        WorkerPool pool = b.build();
+        return new Setup(pool, pool);
+    }
+  }
+
+  /**
+   * A random mix at scale: per round a fresh pool (plain, sharded, or a subpool's lanes), three
+   * lanes, three callers offering tasks by every door ({@code execute}, {@code enqueue} whose handle
+   * a fourth thread cancels, {@code executeAdmitted}), and a {@code shutdown} or {@code shutdownNow}
+   * of the pool (or the subpool, or its parent) at a random moment. Every task whose call returned
+   * ran, was handed back, or was withdrawn by its handle, exactly once; a refused one never ran;
+   * the pool terminates within seconds; at quiescence submitted == completed + failed + handed
+   * back.
+   */
+  @Tag("stress")
+  @ParameterizedTest(name = "{0}")
+  @ValueSource(strings = {"pool", "sharded", "subpool", "deadline"})
+  void guarantee4_randomLaneMixRacingShutdownEndsEveryTaskOneWayAndTerminates(String where)
+      throws Exception {
+    int rounds = PoolFixture.stress(600);
+    List<String> bad = new ArrayList<>();
+    for (int r = 0; r < rounds && bad.size() < 3; r++) {
+      String b = mixRound(where, r);
+      if (b != null) {
+        bad.add(b);
+      }
+    }
+    assertThat(bad).as("bad rounds (of %d)", rounds).isEmpty();
+  }
+
+  /**
+   * The same mix on one pool and the same three lanes across generations: after each round the
+   * pool terminated and is rebooted ({@link WorkerPool#reboot}), and its lanes serve the next
+   * generation (a lane's entry, its admitted flag and its place outlive a generation).
+   */
+  @Tag("stress")
+  @Test
+  void guarantee4_lanesReusedAcrossRebootsEndEveryTaskOneWayAndTerminate() throws Exception {
+    int rounds = PoolFixture.stress(600);
+    Setup s = setup("pool", 1);
+    List<SerialExecutor> lanes = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      lanes.add(s.owner().newSerialExecutor());
+    }
+    long[] handedBackSoFar = {0};
+    List<String> bad = new ArrayList<>();
+    for (int r = 0; r < rounds && bad.size() < 3; r++) {
+      String b = mixRound(s, lanes, "reboot", r, handedBackSoFar);
+      if (b != null) {
+        bad.add(b);
+        break; // a pool that did not terminate cannot reboot
+      }
+      s.top().reboot();
+    }
+    fixture.track(s.top());
+    assertThat(bad).as("bad rounds (of %d)", rounds).isEmpty();
+  }
+
+  private String mixRound(String where, int round) throws Exception {
+    Setup s = setup(where, 1 + ThreadLocalRandom.current().nextInt(2));
+    List<SerialExecutor> lanes = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      lanes.add(s.owner().newSerialExecutor());
+    }
+    return mixRound(s, lanes, where, round, new long[1]);
+  }
+
+  private String mixRound(Setup s, List<SerialExecutor> lanes, String where, int round,
+      long[] handedBackSoFar) throws Exception {
+    ThreadLocalRandom rnd = ThreadLocalRandom.current();
+    List<Counted> all = Collections.synchronizedList(new ArrayList<>());
+    CountDownLatch go = new CountDownLatch(1);
+    List<PoolFixture.Background> threads = new ArrayList<>();
+    for (int c = 0; c < 3; c++) {
+      int caller = c;
+      long spin = rnd.nextInt(30_000);
+      threads.add(PoolFixture.background("caller" + c, () -> {
+        go.await();
+        PoolFixture.spinFor(spin);
+        ThreadLocalRandom rr = ThreadLocalRandom.current();
+        for (int i = 0; i < 12; i++) {
+          Counted t = new Counted("c" + caller + "-" + i);
+          SerialExecutor lane = lanes.get(rr.nextInt(lanes.size()));
+          t.lane = lane;
+          all.add(t);
+          try {
+            switch (rr.nextInt(3)) {
+              case 0 -> lane.execute(t);
+              case 1 -> t.handle = lane.enqueue(t);
+              default -> lane.executeAdmitted(t);
+            }
+            t.accepted = true;
+          } catch (RejectedExecutionException refused) {
+            // refused at the call
+          }
+          if (rr.nextInt(4) == 0) {
+            PoolFixture.spinFor(rr.nextInt(5_000));
+          }
+        }
+      }));
+    }
+    threads.add(PoolFixture.background("canceller", () -> {
+      go.await();
+      ThreadLocalRandom rr = ThreadLocalRandom.current();
+      for (int i = 0; i < 40; i++) {
+        Counted t;
+        synchronized (all) {
+          if (all.isEmpty()) {
+            Thread.onSpinWait();
+            continue;
+          }
+          t = all.get(rr.nextInt(all.size()));
+        }
+        TaskHandle h = t.handle;
+        if (h != null && h.cancel(false)) {
+          t.cancelled = true;
+        }
+      }
+    }));
+    go.countDown();
+    PoolFixture.spinFor(rnd.nextInt(60_000));
+    List<Runnable> back = new ArrayList<>();
+    int how = rnd.nextInt(3);
+    WorkerPool target = how == 2 ? s.owner() : s.top();
+    if (rnd.nextBoolean()) {
+      back.addAll(target.shutdownNow());
+    } else {
+      target.shutdown();
+    }
+    for (PoolFixture.Background t : threads) {
+      t.join();
+    }
+    if (target != s.top()) {
+      back.addAll(s.top().shutdownNow());
+    }
+    String label = "round " + round + " " + where;
+    if (!s.top().awaitTermination(20, TimeUnit.SECONDS)) {
+      return label + ": not terminated in 20 s " + s.top().stats() + " / " + s.owner().stats();
+    }
+    Map<Runnable, Integer> handedBack = new IdentityHashMap<>();
+    for (Runnable r : back) {
+      handedBack.merge(r, 1, Integer::sum);
+    }
+    long handedBackOwn = 0;
+    synchronized (all) {
+      for (Counted t : all) {
+        int hb = handedBack.getOrDefault(t, 0);
+        handedBackOwn += hb;
+        int ways = t.ran.get() + hb + (t.cancelled ? 1 : 0) + t.expired.get();
+        int expected = t.accepted ? 1 : 0;
+        if (ways != expected) {
+          return label + ": " + t + " (accepted " + t.accepted + ") ran " + t.ran + ", handed back "
+              + hb + ", cancelled " + t.cancelled + ", expired " + t.expired + ", told cancel "
+              + t.toldCancel + "; " + s.owner().stats();
+        }
+      }
+    }
+    handedBackSoFar[0] += handedBackOwn;
+    PoolStats st = s.owner().stats();
+    if (st.submitted() != st.completed() + st.failed() + handedBackSoFar[0]) {
+      return label + ": counters " + st + ", handed back " + handedBackSoFar[0];
+    }
+    return null;
+  }
+}
