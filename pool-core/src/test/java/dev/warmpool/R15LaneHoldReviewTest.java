@@ -249,4 +249,97 @@ class R15LaneHoldReviewTest {
     }
     return null;
   }
+
+  /**
+   * The dispatcher held in its window (after its CAS on {@code scheduled}, before the lane is
+   * anywhere in the pool), riders enter by both doors, then a plain {@code shutdown} of the pool
+   * (for a subpool's lane, of its parent, which shuts the subpool down first; a sharded pool's
+   * shards shut down one by one). The pool must not terminate while the dispatcher is out; once
+   * it goes on, its own task is refused or runs, each rider runs exactly once, and the pool
+   * terminates within seconds.
+   */
+  @ParameterizedTest(name = "{0}")
+  @ValueSource(strings = {"pool", "sharded", "subpool"})
+  void guarantee4_ridersOfAHeldDispatchRunOnceAfterShutdownAndThePoolTerminates(String where)
+      throws Exception {
+    Setup s = setup(where, 1);
+    fixture.track(s.top());
+    SerialExecutor lane = s.owner().newSerialExecutor();
+    R14LaneShutdownNowTest.HoldingTask first = new R14LaneShutdownNowTest.HoldingTask();
+    PoolFixture.Caller<Void> dispatcher = fixture.call("first-dispatch", () -> lane.execute(first));
+    PoolFixture.await(first.inWindow);
+    Counted admittedWork = new Counted("admitted");
+    Counted plain = new Counted("plain");
+    lane.executeAdmitted(admittedWork);
+    lane.execute(plain);
+    s.top().shutdown();
+    boolean terminatedEarly = s.top().isTerminated() || s.owner().isTerminated();
+    first.release.countDown();
+    Throwable outcome = dispatcher.outcome(Duration.ofSeconds(30));
+    assertThat(s.top().awaitTermination(20, TimeUnit.SECONDS))
+        .as("terminated; %s", s.owner().stats()).isTrue();
+    assertThat(terminatedEarly).as("terminated while the dispatcher was out").isFalse();
+    assertThat(admittedWork.ran.get()).as("admitted rider ran once; first: %s", outcome)
+        .isEqualTo(1);
+    assertThat(plain.ran.get()).as("plain rider ran once; first: %s", outcome).isEqualTo(1);
+    assertThat(first.ran.get() + (outcome != null ? 1 : 0)).isEqualTo(1);
+    PoolStats st = s.owner().stats();
+    assertThat(st.submitted()).as("%s", st).isEqualTo(st.completed() + st.failed());
+  }
+
+  /**
+   * The lane closed while its dispatcher is held in its window, then the pool shut down: the
+   * dispatcher's hold is given back on every path, so the pool terminates within seconds; the
+   * dispatcher's task ends one way (refused, or withdrawn by the close).
+   */
+  @ParameterizedTest(name = "{0}")
+  @ValueSource(strings = {"pool", "sharded", "subpool"})
+  void guarantee4_aLaneClosedMidDispatchLeaksNoHold(String where) throws Exception {
+    Setup s = setup(where, 1);
+    fixture.track(s.top());
+    SerialExecutor lane = s.owner().newSerialExecutor();
+    R14LaneShutdownNowTest.HoldingTask first = new R14LaneShutdownNowTest.HoldingTask();
+    PoolFixture.Caller<Void> dispatcher = fixture.call("first-dispatch", () -> lane.execute(first));
+    PoolFixture.await(first.inWindow);
+    lane.close();
+    s.top().shutdown();
+    first.release.countDown();
+    dispatcher.outcome(Duration.ofSeconds(30));
+    assertThat(s.top().awaitTermination(20, TimeUnit.SECONDS))
+        .as("terminated; %s", s.owner().stats()).isTrue();
+    assertThat(first.ran.get()).isZero();
+    PoolStats st = s.owner().stats();
+    assertThat(st.submitted()).as("%s", st).isEqualTo(st.completed() + st.failed());
+  }
+
+  /**
+   * The lane's last task withdrawn by its handle while the lane's entry waits in line on a shut
+   * down pool ({@code leaveLine} holds across cancelling the entry and looking again), then the
+   * seat comes free: the pool terminates within seconds and the counts are exact.
+   */
+  @ParameterizedTest(name = "{0}")
+  @ValueSource(strings = {"pool", "sharded", "subpool"})
+  void guarantee4_cancellingTheLastTaskOfALaneWaitingInLineAfterShutdownLeaksNoHold(String where)
+      throws Exception {
+    Setup s = setup(where, 1);
+    fixture.track(s.top());
+    List<PoolFixture.Gate> gates = new ArrayList<>();
+    int seats = where.equals("sharded") ? 2 : 1;
+    for (int i = 0; i < seats; i++) {
+      gates.add(fixture.occupy(s.owner()));
+    }
+    SerialExecutor lane = s.owner().newSerialExecutor();
+    Counted t = new Counted("last");
+    TaskHandle h = lane.enqueue(t);
+    s.top().shutdown();
+    assertThat(h.cancel(false)).isTrue();
+    for (PoolFixture.Gate g : gates) {
+      g.open();
+    }
+    assertThat(s.top().awaitTermination(20, TimeUnit.SECONDS))
+        .as("terminated; %s", s.owner().stats()).isTrue();
+    assertThat(t.ran.get()).isZero();
+    PoolStats st = s.owner().stats();
+    assertThat(st.submitted()).as("%s", st).isEqualTo(st.completed() + st.failed());
+  }
 }
