@@ -342,4 +342,58 @@ class R15LaneHoldReviewTest {
     PoolStats st = s.owner().stats();
     assertThat(st.submitted()).as("%s", st).isEqualTo(st.completed() + st.failed());
   }
+
+  /**
+   * F1. Guarantee 12 (no user code while the pool holds a lock that others wait on) and DESIGN's
+   * {@code whenTerminated()} rule (dependents never run while the pool holds a lock). A lane's first
+   * dispatch takes its hold inside the first-dispatch lock (the queue's monitor, {@code offer}) and
+   * gives it back there ({@code admit}'s finally); if that release is the last thing keeping a
+   * shut-down pool open, {@code release -> mayTerminate -> tryTerminate} completes the stage on the
+   * dispatcher's thread with the lane's monitor still held. Another caller of the same lane that
+   * passed {@code checkOpen} before the shutdown is blocked on that monitor meanwhile: a dependent
+   * that waits for that caller's call to return (here at most 5 s) deadlocks with it. Failed 3/3.
+   */
+  @Disabled("r15 fault F1: whenTerminated dependents run under the lane's first-dispatch lock"
+      + " (admit releases its hold inside synchronized(queue())); failed 3/3")
+  @Test
+  void guarantee12_whenTerminatedDependentsNeverRunUnderALanesFirstDispatchLock() throws Exception {
+    WorkerPool pool = fixture.track(WorkerPool.builder().name(PoolFixture.uniqueName("r15f1"))
+        .capacity(1).maxIdle(HOUR).build());
+    SerialExecutor lane = pool.newSerialExecutor();
+    R14LaneShutdownNowTest.HoldingTask first = new R14LaneShutdownNowTest.HoldingTask();
+    PoolFixture.Caller<Void> dispatcher = fixture.call("first-dispatch", () -> lane.execute(first));
+    PoolFixture.await(first.inWindow); // the dispatcher holds the lane's lock and the pool
+    CountDownLatch secondReturned = new CountDownLatch(1);
+    PoolFixture.Caller<Void> second = fixture.call("second", () -> {
+      try {
+        lane.execute(new Counted("second"));
+      } finally {
+        secondReturned.countDown();
+      }
+    });
+    assertThat(PoolFixture.waitUntil(Duration.ofSeconds(10),
+        () -> second.thread().getState() == Thread.State.BLOCKED))
+        .as("the second caller waits for the lane's first-dispatch lock").isTrue();
+    AtomicInteger dependentSawSecondReturn = new AtomicInteger(-1);
+    CountDownLatch dependentDone = new CountDownLatch(1);
+    pool.whenTerminated().thenRun(() -> {
+      try {
+        dependentSawSecondReturn.set(secondReturned.await(5, TimeUnit.SECONDS) ? 1 : 0);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      } finally {
+        dependentDone.countDown();
+      }
+    });
+    pool.shutdown();
+    assertThat(pool.isTerminated()).as("held by the dispatcher").isFalse();
+    first.release.countDown();
+    PoolFixture.await(dependentDone);
+    dispatcher.outcome(Duration.ofSeconds(30));
+    second.outcome(Duration.ofSeconds(30));
+    assertThat(pool.awaitTermination(20, TimeUnit.SECONDS)).isTrue();
+    assertThat(dependentSawSecondReturn.get())
+        .as("a whenTerminated dependent could wait for the lane's other caller (1), not a"
+            + " deadlock with it under the lane's lock (0)").isEqualTo(1);
+  }
 }
