@@ -77,6 +77,21 @@ class R15LaneHoldReviewTest {
       case "sharded":
         WorkerPool s = ShardedPool.of(2, ShardedPool.Placement.ROUND_ROBIN, b);
         return new Setup(s, s);
+      case "factory":
+        // A hostile thread factory: a third of its calls throw (an Error, or a runtime exception).
+        WorkerPool f = b.threadFactory(r -> {
+          int roll = ThreadLocalRandom.current().nextInt(6);
+          if (roll == 0) {
+            throw new OutOfMemoryError("r15: no thread");
+          }
+          if (roll == 1) {
+            throw new IllegalStateException("r15: no thread");
+          }
+          Thread t = new Thread(r);
+          t.setDaemon(true);
+          return t;
+        }).build();
+        return new Setup(f, f);
       case "deadline":
         WorkerPool d = b.maxWaitInLine(Duration.ofNanos(
             ThreadLocalRandom.current().nextLong(20_000, 2_000_000))).build();
@@ -102,10 +117,10 @@ class R15LaneHoldReviewTest {
   @Tag("stress")
   @ParameterizedTest(name = "{0}")
   @ValueSource(strings = {"pool", "sharded", "subpool", "deadline", "close-pool", "close-sharded",
-      "close-subpool"})
+      "close-subpool", "factory", "close-factory"})
   void guarantee4_randomLaneMixRacingShutdownEndsEveryTaskOneWayAndTerminates(String where)
       throws Exception {
-    int rounds = PoolFixture.stress(600);
+    int rounds = PoolFixture.stress(300);
     List<String> bad = new ArrayList<>();
     for (int r = 0; r < rounds && bad.size() < 3; r++) {
       String b = mixRound(where, r);
@@ -124,7 +139,7 @@ class R15LaneHoldReviewTest {
   @Tag("stress")
   @Test
   void guarantee4_lanesReusedAcrossRebootsEndEveryTaskOneWayAndTerminate() throws Exception {
-    int rounds = PoolFixture.stress(600);
+    int rounds = PoolFixture.stress(300);
     Setup s = setup("pool", 1);
     List<SerialExecutor> lanes = new ArrayList<>();
     for (int i = 0; i < 3; i++) {
