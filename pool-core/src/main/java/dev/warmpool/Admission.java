@@ -494,12 +494,12 @@ final class Admission implements TaskEnvelope.Owner {
     holds.incrementAndGet();
     List<Runnable> laneTasks = e.kind.countsAsTask() ? List.of() : new ArrayList<>();
     if (!line.expire(e, x, laneTasks, () -> countExpired(e))) {
-      release(); // a termination that saw our hold meanwhile relies on us to look again
+      noticeDone(); // a termination that saw our hold meanwhile relies on us to look again
       return false;
     }
     if (e.caller != null) {
       LockSupport.unpark(e.caller); // it reads EXPIRED and throws
-      release();
+      noticeDone();
       return true;
     }
     Runnable tell;
@@ -520,7 +520,7 @@ final class Admission implements TaskEnvelope.Owner {
       tell = e.kind.expiredAtOnce(e.arg, cause) ? () -> e.kind.expired(e.arg, cause) : null;
     }
     if (tell == null) {
-      release();
+      noticeDone();
       return true;
     }
     try {
@@ -528,11 +528,11 @@ final class Admission implements TaskEnvelope.Owner {
         try {
           tell.run();
         } finally {
-          release();
+          noticeDone();
         }
       });
     } catch (RuntimeException | Error noThread) {
-      release(); // nothing can run the callback; the entry's handle still reads expired
+      noticeDone(); // nothing can run the callback; the entry's handle still reads expired
       throw noThread;
     }
     return true;
@@ -594,12 +594,34 @@ final class Admission implements TaskEnvelope.Owner {
     if (state.isRunning() || line.underLock(() -> !state.isTerminated())) {
       return true;
     }
-    holds.decrementAndGet(); // terminated: nothing waits for this hold
+    // Terminated when we looked; but a reboot and a shutdown since may have seen our count and
+    // left termination to us: give it back as release() does (review r15, F2).
+    release();
     return false;
   }
 
-  /** Gives back a {@link #hold}; a shut-down pool may terminate now. */
+  /**
+   * Gives back a {@link #hold}; a shut-down pool may terminate now. It is given back on the thread
+   * of a call into a lane (any caller's, not only the pool's or a shutdown's): a termination it
+   * reaches completes its stage on an executor of the pool's choosing, never here (review r15, F1).
+   */
   void release() {
+    holds.decrementAndGet();
+    if (!state.isRunning()) {
+      Lifecycle.endingOffThisThread(mayTerminate);
+    }
+  }
+
+  /**
+   * Gives back a {@link #hold} taken by the caller of {@code shutdownNow}, where the stage may
+   * complete (the caller of a shutdown is one of the threads DESIGN allows).
+   */
+  void releaseInShutdown() {
+    noticeDone();
+  }
+
+  /** An expiry's notice was given (or is moot): gives back its hold, and looks for termination. */
+  private void noticeDone() {
     holds.decrementAndGet();
     if (!state.isRunning()) {
       mayTerminate.run();

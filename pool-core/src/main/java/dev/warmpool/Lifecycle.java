@@ -33,8 +33,11 @@ import java.util.concurrent.locks.LockSupport;
  * waited for any timer would stop every pool's timers): a
  * termination reached there completes on {@link ThreadStarter#ASYNC}, warmpool's cached daemon
  * threads, which the timer hands work to without waiting and where one blocking dependent delays no
- * other. A subpool tells its parent it terminated only after its own stage completed (its
- * dependents ran), so a parent's stage completes after its subpools', deferred or not.
+ * other. So does one reached by a serial lane giving back its hold on the pool
+ * ({@link Admission#release}) on the thread of a call into the lane: any caller's, which may hold
+ * locks of its own (review r15, F1). A subpool tells its parent it terminated only after its own
+ * stage completed (its dependents ran), so a parent's stage completes after its subpools', deferred
+ * or not.
  *
  * <p><b>Children</b> (subpools) are held weakly: a view made and dropped unused costs nothing. A
  * child with work is reachable through that work (a task, a lane or a timer references it), so
@@ -223,7 +226,7 @@ final class Lifecycle {
       }
     } finally {
       if (held) {
-        admission.release();
+        admission.releaseInShutdown();
       }
     }
     return tasks;
@@ -265,28 +268,53 @@ final class Lifecycle {
         host.terminated();
       }
     };
-    if (!SharedTimer.isTimerThread()) {
-      // A worker that ends the last task after shutdownNow still carries that call's interrupt,
-      // which was for its task, and a parent's shutdownNow may still be interrupting every worker:
-      // dependents run without either (a blocking call there would throw at once), and both are
-      // set again for the worker's exit.
-      Worker w = Worker.current();
-      int raised = w != null ? w.shield() : Worker.NESTED;
-      try {
-        end.run();
-      } finally {
-        if (w != null) {
-          w.unshield(raised);
-        }
-      }
+    if (SharedTimer.isTimerThread() || ENDING_OFF_THREAD.get() != null) {
+      endAsync(end);
       return;
     }
+    // A worker that ends the last task after shutdownNow still carries that call's interrupt,
+    // which was for its task, and a parent's shutdownNow may still be interrupting every worker:
+    // dependents run without either (a blocking call there would throw at once), and both are
+    // set again for the worker's exit.
+    Worker w = Worker.current();
+    int raised = w != null ? w.shield() : Worker.NESTED;
+    try {
+      end.run();
+    } finally {
+      if (w != null) {
+        w.unshield(raised);
+      }
+    }
+  }
+
+  /** Runs {@code end} on {@link ThreadStarter#ASYNC}, warmpool's cached daemon threads. */
+  private static void endAsync(Runnable end) {
     try {
       ThreadStarter.ASYNC.execute(end);
     } catch (RuntimeException | Error noThread) {
-      // No thread can be made at all: completing here breaks the timer rule for once, where
-      // leaving the stage pending on a terminated pool would hang its waiters for good.
+      // No thread can be made at all: completing here breaks the rule for once, where leaving
+      // the stage pending on a terminated pool would hang its waiters for good.
       end.run();
+    }
+  }
+
+  /**
+   * Set while a lane's hold on the pool is given back ({@link Admission#release}) on whatever
+   * thread made the call: a termination reached there completes off that thread.
+   */
+  private static final ThreadLocal<Boolean> ENDING_OFF_THREAD = new ThreadLocal<>();
+
+  /** Runs {@code tryTerminate} so that a termination it reaches completes off this thread. */
+  static void endingOffThisThread(Runnable tryTerminate) {
+    if (ENDING_OFF_THREAD.get() != null) {
+      tryTerminate.run();
+      return;
+    }
+    ENDING_OFF_THREAD.set(Boolean.TRUE);
+    try {
+      tryTerminate.run();
+    } finally {
+      ENDING_OFF_THREAD.remove();
     }
   }
 

@@ -209,12 +209,24 @@ final class SerialLane extends MemberSet
   /** Appends an accepted task: the lane's first dispatch in the caller's mode, or admitted work. */
   private void offer(Runnable task) {
     if (!admitted) {
-      synchronized (queue()) { // the first dispatch's lock (no object of its own)
-        if (!admitted) {
-          admit(task);
-          refuseIfClosed(task);
-          return;
+      // The first dispatch holds the pool ({@link #hold}) from before it marks the lane dispatched
+      // until it has landed. Taken and given back outside the first-dispatch lock: the release may
+      // end a shut-down pool, whose whenTerminated() dependents then run on this thread, and must
+      // not run while it holds a lock the lane's other callers wait for (review r15, F1).
+      Admission held = hold();
+      if (held == null) {
+        throw admission.closed(); // terminated since checkOpen
+      }
+      try {
+        synchronized (queue()) { // the first dispatch's lock (no object of its own)
+          if (!admitted) {
+            admit(task);
+            refuseIfClosed(task);
+            return;
+          }
         }
+      } finally {
+        held.release();
       }
     }
     enter(task);
@@ -303,26 +315,13 @@ final class SerialLane extends MemberSet
   }
 
   /**
-   * Under the first-dispatch lock: the lane's first dispatch, in the caller's mode, under a hold on
-   * the pool ({@link #hold}) from before it marks the lane dispatched until it has landed, or was
-   * refused and what rode along meanwhile was dispatched again.
+   * Under the first-dispatch lock and a hold on the pool ({@link #offer}): the lane's first
+   * dispatch, in the caller's mode. The hold lasts until the lane has landed, or was refused and
+   * what rode along meanwhile was dispatched again.
    */
   private void admit(Runnable task) {
     queue().offer(task);
     admission.accounting.accepted(); // before the hand-off: no snapshot shows it completed first
-    Admission held = hold();
-    if (held == null) {
-      refuseTerminated(task);
-      return;
-    }
-    try {
-      admitHeld(task);
-    } finally {
-      held.release();
-    }
-  }
-
-  private void admitHeld(Runnable task) {
     while (!SCHEDULED.compareAndSet(this, false, true)) {
       // The lane is dispatched already (its entry waits for the first seat, or a carrier or a due
       // timer holds it): this task rides along. Checked under the line's lock against an expiry,

@@ -1,10 +1,10 @@
 package dev.warmpool;
 
 import java.time.Duration;
+import org.jetbrains.lincheck.datastructures.ManagedStrategyGuaranteeKt;
 import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
 import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Validate;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -64,11 +64,13 @@ public class R15HoldRebootLincheckTest {
     }
   }
 
-  @Disabled("r15 fault F2: a failed Admission.hold gives its count back without mayTerminate, so a"
-      + " reboot+shutdown in between never terminates; failed 3/3")
   @Test
   void guarantee4_aFailedHoldNeverKeepsARebootedPoolFromTerminating() {
     new ModelCheckingOptions()
+        // A termination reached by a lane's release completes on ASYNC, a thread the model
+        // checker cannot follow (where the stage completes is not what is checked here).
+        .addGuarantee(ManagedStrategyGuaranteeKt.forClasses(Lifecycle.class.getName())
+            .methods("endAsync").ignore())
         .threads(2)
         .actorsPerThread(1)
         .actorsBefore(0)

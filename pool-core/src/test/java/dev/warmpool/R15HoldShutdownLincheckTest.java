@@ -1,6 +1,7 @@
 package dev.warmpool;
 
 import java.time.Duration;
+import org.jetbrains.lincheck.datastructures.ManagedStrategyGuaranteeKt;
 import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
 import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Validate;
@@ -46,6 +47,10 @@ public class R15HoldShutdownLincheckTest {
   @Test
   void guarantee4_holdsNeverKeepAShutDownPoolFromTerminating() {
     new ModelCheckingOptions()
+        // A termination reached by a lane's release completes on ASYNC, a thread the model
+        // checker cannot follow (where the stage completes is not what is checked here).
+        .addGuarantee(ManagedStrategyGuaranteeKt.forClasses(Lifecycle.class.getName())
+            .methods("endAsync").ignore())
         .threads(3)
         .actorsPerThread(1)
         .actorsBefore(0)

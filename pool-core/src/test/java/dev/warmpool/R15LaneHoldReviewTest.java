@@ -14,7 +14,6 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AutoClose;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -382,8 +381,6 @@ class R15LaneHoldReviewTest {
    * passed {@code checkOpen} before the shutdown is blocked on that monitor meanwhile: a dependent
    * that waits for that caller's call to return (here at most 5 s) deadlocks with it. Failed 3/3.
    */
-  @Disabled("r15 fault F1: whenTerminated dependents run under the lane's first-dispatch lock"
-      + " (admit releases its hold inside synchronized(queue())); failed 3/3")
   @Test
   void guarantee12_whenTerminatedDependentsNeverRunUnderALanesFirstDispatchLock() throws Exception {
     WorkerPool pool = fixture.track(WorkerPool.builder().name(PoolFixture.uniqueName("r15f1"))
