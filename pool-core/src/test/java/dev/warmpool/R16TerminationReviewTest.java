@@ -319,4 +319,100 @@ class R16TerminationReviewTest {
     root.shutdown();
     assertThat(root.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
   }
+
+  /**
+   * The flag that defers a lane release's termination ({@code Lifecycle.ENDING_OFF_THREAD}) does
+   * not outlive the release: the thread whose lane call ended pool A (its stage deferred) then
+   * shuts down an idle pool B, which terminates in that call, and B's stage has completed when
+   * {@code shutdown} returns (on the caller of {@code shutdown}, as {@code Lifecycle} documents).
+   */
+  @Test
+  void guarantee_design3_theDeferralFlagDoesNotLeakIntoTheSameThreadsLaterShutdown()
+      throws Exception {
+    WorkerPool a = fixture.pool("r16fa", b -> b.capacity(1).maxIdle(HOUR));
+    WorkerPool b2 = fixture.pool("r16fb", b -> b.capacity(1).maxIdle(HOUR));
+    SerialExecutor lane = a.newSerialExecutor();
+    R14LaneShutdownNowTest.HoldingTask first = new R14LaneShutdownNowTest.HoldingTask();
+    AtomicReference<Thread> bStageOn = new AtomicReference<>();
+    b2.whenTerminated().thenRun(() -> bStageOn.set(Thread.currentThread()));
+    AtomicBoolean bDoneAtReturn = new AtomicBoolean();
+    PoolFixture.Caller<Void> caller = fixture.call("lane-then-shutdown", () -> {
+      try {
+        lane.execute(first);
+      } catch (PoolClosedException refused) {
+        // the pool shut down while the first dispatch was held: refused, and its release ends A
+      }
+      b2.shutdown();
+      bDoneAtReturn.set(b2.whenTerminated().toCompletableFuture().isDone());
+    });
+    PoolFixture.await(first.inWindow);
+    a.shutdown();
+    first.release.countDown();
+    caller.result(Duration.ofSeconds(30));
+    assertThat(a.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
+    assertThat(b2.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
+    assertThat(bDoneAtReturn.get()).as("B's stage completed in its shutdown").isTrue();
+    assertThat(bStageOn.get()).isSameAs(caller.thread());
+  }
+
+  /**
+   * Three levels, random {@code cancel(true)} of running tasks racing the root's
+   * {@code shutdownNow}: every running task of every level ends at an interrupt (none waits out
+   * its 30 s), every waiting task ran or was handed back, exactly once, and the root terminates
+   * within seconds, every round.
+   */
+  @Test
+  void guarantee9_threeLevelShutdownNowRacingCancelTrueEndsEveryTaskOneWay() throws Exception {
+    for (int round = 0; round < 40; round++) {
+      WorkerPool root = fixture.pool("r16race", b -> b.capacity(3).maxIdle(HOUR));
+      WorkerPool child = root.newSubpool("child", 2);
+      WorkerPool grand = child.newSubpool("grand", 1);
+      List<WorkerPool> levels = List.of(root, child, grand);
+      List<TaskHandle> running = new ArrayList<>();
+      List<CountDownLatch> arrived = new ArrayList<>();
+      AtomicInteger interrupted = new AtomicInteger();
+      for (WorkerPool level : levels) {
+        CountDownLatch in = new CountDownLatch(1);
+        arrived.add(in);
+        running.add(level.enqueue(() -> {
+          in.countDown();
+          try {
+            new CountDownLatch(1).await(30, TimeUnit.SECONDS);
+          } catch (InterruptedException e) {
+            interrupted.incrementAndGet();
+          }
+        }));
+      }
+      for (CountDownLatch in : arrived) {
+        PoolFixture.await(in);
+      }
+      List<Runnable> waiting = new ArrayList<>();
+      List<AtomicInteger> runs = new ArrayList<>();
+      for (WorkerPool level : levels) {
+        for (int i = 0; i < 2; i++) {
+          AtomicInteger ran = new AtomicInteger();
+          Runnable w = ran::incrementAndGet;
+          runs.add(ran);
+          waiting.add(w);
+          level.enqueue(w);
+        }
+      }
+      int victim = java.util.concurrent.ThreadLocalRandom.current().nextInt(levels.size());
+      CountDownLatch go = new CountDownLatch(1);
+      PoolFixture.Caller<Boolean> canceller = fixture.call("cancel-" + round, () -> {
+        go.await();
+        return running.get(victim).cancel(true);
+      });
+      go.countDown();
+      List<Runnable> back = root.shutdownNow();
+      canceller.result();
+      assertThat(root.awaitTermination(10, TimeUnit.SECONDS)).as("round %d", round).isTrue();
+      assertThat(interrupted).as("round %d: running tasks interrupted", round).hasValue(3);
+      for (int i = 0; i < waiting.size(); i++) {
+        int inBack = back.contains(waiting.get(i)) ? 1 : 0;
+        assertThat(runs.get(i).get() + inBack).as("round %d, waiting task %d", round, i)
+            .isEqualTo(1);
+      }
+    }
+  }
 }
