@@ -736,18 +736,23 @@ final class Admission implements TaskEnvelope.Owner {
       accounting.withdrawn();
     }
     if (!state.isRunning()) {
-      mayTerminate.run(); // a shutdown may have been waiting for the line only
+      // A shutdown may have been waiting for the line only; a termination reached here, on the
+      // canceller's thread, completes off it (review r16, F2).
+      Lifecycle.endingOffThisThread(mayTerminate);
     }
     return true;
   }
 
-  /** An entry that held a seat was withdrawn by its handle before a worker reached it. */
+  /**
+   * An entry that held a seat was withdrawn by its handle before a worker reached it. Its seat goes
+   * back on the canceller's thread: a termination that reaches completes off it (review r16, F2).
+   */
   @Override
   public void withdrawnQueued(TaskEnvelope e) {
     if (e.kind.countsAsTask()) {
       accounting.withdrawn();
     }
-    placement.withdrawnQueued(e);
+    Lifecycle.endingOffThisThread(() -> placement.withdrawnQueued(e));
   }
 
   /** Whether work waits for a seat, here or (for a subpool) in the parent's line. */

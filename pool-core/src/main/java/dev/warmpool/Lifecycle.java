@@ -11,6 +11,7 @@ import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -28,16 +29,17 @@ import java.util.concurrent.locks.LockSupport;
  * <p><b>Where {@code whenTerminated()} completes</b> (DESIGN.md section 3). Its dependents are user
  * code, so the stage completes after the line's lock is released, on the thread that reached
  * termination: a worker (without the interrupt a {@code shutdownNow} gave its task), the caller of
- * {@code shutdown}/{@code close}, a task's canceller. Only the shared timer thread may not run
+ * {@code shutdown}/{@code close}. Only the shared timer thread may not run
  * them (a line deadline's expiry can give back a subpool's last seat there, and a dependent that
  * waited for any timer would stop every pool's timers): a
  * termination reached there completes on {@link ThreadStarter#ASYNC}, warmpool's cached daemon
  * threads, which the timer hands work to without waiting and where one blocking dependent delays no
  * other. So does one reached by a serial lane giving back its hold on the pool
  * ({@link Admission#release}) on the thread of a call into the lane: any caller's, which may hold
- * locks of its own (review r15, F1). A subpool tells its parent it terminated only after its own
- * stage completed (its dependents ran), so a parent's stage completes after its subpools', deferred
- * or not.
+ * locks of its own (review r15, F1), and one reached by a task's canceller (review r16, F2). A
+ * subpool tells its parent it terminated only after its own stage completed (its dependents ran),
+ * and until then counts in the parent's {@link #childStagesPending}, so a parent's stage completes
+ * after its subpools', deferred or not, rebooted since or not.
  *
  * <p><b>Children</b> (subpools) are held weakly: a view made and dropped unused costs nothing. A
  * child with work is reachable through that work (a task, a lane or a timer references it), so
@@ -69,6 +71,15 @@ final class Lifecycle {
   }
 
   private final Admission admission;
+  /** The parent's lifecycle, for a subpool; else null. */
+  private final Lifecycle parent;
+  /**
+   * Children that terminated but whose stage has not completed yet (it may complete on another
+   * thread): this pool does not terminate before them, even if a reboot of such a child has since
+   * terminated again and left {@link #children} (review r16, F1). Counted under the child's line
+   * lock as it terminates, so before anyone can see it terminated and reboot it.
+   */
+  private final AtomicInteger childStagesPending = new AtomicInteger();
   private final RunState state;
   private final WaitingLine line;
   private final Timers timers;
@@ -94,7 +105,13 @@ final class Lifecycle {
   private final Set<WorkerPool> kept = new HashSet<>();
 
   Lifecycle(Admission admission, Timers timers, Host host) {
+    this(admission, timers, host, null);
+  }
+
+  /** The lifecycle of a subpool of {@code parent}'s pool. */
+  Lifecycle(Admission admission, Timers timers, Host host, Lifecycle parent) {
     this.admission = admission;
+    this.parent = parent;
     this.state = admission.state;
     this.line = admission.line;
     this.timers = timers;
@@ -237,14 +254,18 @@ final class Lifecycle {
     // Not before shutdown has swept the timers and no fire is handing one on: a timer that could
     // still complete would be pending on a terminated pool.
     if (state.state() != RunState.SHUTDOWN || state.seats() != 0 || !timers.isQuiet()
-        || hasChildren() || !host.quiescent()) {
+        || hasChildren() || childStagesPending.get() != 0 || !host.quiescent()) {
       return;
     }
     CompletableFuture<Void> ended = line.terminateIfEmpty(() -> {
-      if (hasChildren() || !admission.unheld() || !host.closeIfQuiescent()) {
+      if (hasChildren() || childStagesPending.get() != 0 || !admission.unheld()
+          || !host.closeIfQuiescent()) {
         return null;
       }
       if (state.terminate()) {
+        if (parent != null) {
+          parent.childStagesPending.incrementAndGet(); // until our stage completed (ended)
+        }
         return termination;
       }
       host.reopen(); // a seat was taken meanwhile: workers may be needed after all
@@ -265,6 +286,9 @@ final class Lifecycle {
       try {
         ended.complete(null); // a dependent that throws fails only its own stage
       } finally {
+        if (parent != null) {
+          parent.childStagesPending.decrementAndGet(); // then host.terminated() looks again
+        }
         host.terminated();
       }
     };
@@ -299,20 +323,21 @@ final class Lifecycle {
   }
 
   /**
-   * Set while a lane's hold on the pool is given back ({@link Admission#release}) on whatever
-   * thread made the call: a termination reached there completes off that thread.
+   * Set while a lane's hold on the pool is given back ({@link Admission#release}), or a task's
+   * handle withdraws it, on whatever thread made the call: a termination reached there completes
+   * off that thread.
    */
   private static final ThreadLocal<Boolean> ENDING_OFF_THREAD = new ThreadLocal<>();
 
-  /** Runs {@code tryTerminate} so that a termination it reaches completes off this thread. */
-  static void endingOffThisThread(Runnable tryTerminate) {
+  /** Runs {@code action} so that a termination it reaches completes off this thread. */
+  static void endingOffThisThread(Runnable action) {
     if (ENDING_OFF_THREAD.get() != null) {
-      tryTerminate.run();
+      action.run();
       return;
     }
     ENDING_OFF_THREAD.set(Boolean.TRUE);
     try {
-      tryTerminate.run();
+      action.run();
     } finally {
       ENDING_OFF_THREAD.remove();
     }

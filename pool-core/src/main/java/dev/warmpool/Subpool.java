@@ -126,7 +126,7 @@ final class Subpool extends AbstractWorkerPool {
         parentAdmission.policy, accounting,
         parentAdmission, false, wiring,
         this::tryTerminate);
-    this.lifecycle = new Lifecycle(admission, timers, wiring);
+    this.lifecycle = new Lifecycle(admission, timers, wiring, parentLifecycle);
     timers.onQuiet(this::tryTerminate);
   }
 

@@ -310,11 +310,12 @@ public interface WorkerPool extends ScheduledExecutorService, AutoCloseable {
    * waits for them too). Completing it from outside is not possible.
    *
    * <p>Its dependents never run on the shared timer thread nor while the pool holds a lock: the
-   * stage completes on a thread of the pool, the caller of {@code shutdown}/{@code close} (or of
-   * whatever ended the last task, such as a handle's {@code cancel}), or, when termination is
-   * reached on the timer thread (a line deadline expiring) or by a call into a serial lane (whose
-   * dispatch in flight held the pool open), on a warmpool helper thread. A
-   * subpool's stage completes before its parent's; asking a subpool for its stage holds the
+   * stage completes on a thread of the pool, the caller of {@code shutdown}/{@code close}, or a
+   * warmpool helper thread when termination is reached anywhere else (on the timer thread, as a
+   * line deadline expires; by a handle's {@code cancel}; by a call into a serial lane, whose
+   * dispatch in flight held the pool open). A subpool's stage completes before its parent's, and
+   * its parent terminates only after the subpool's dependents returned: a subpool's dependent that
+   * waits for its parent's termination waits for ever. Asking a subpool for its stage holds the
    * subpool until it terminates, so one whose user keeps only this stage still terminates with its
    * parent (see {@link #newSubpool(String, int, boolean, int)}).
    */
