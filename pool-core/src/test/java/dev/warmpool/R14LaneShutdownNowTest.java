@@ -152,7 +152,7 @@ class R14LaneShutdownNowTest {
   @ValueSource(strings = {"sharded", "pool"})
   void guarantee4_narrowed_laneTasksRacingAFirstDispatchAndShutdownNowEndOneWay(String where)
       throws Exception {
-    int rounds = PoolFixture.stress(4_000);
+    int rounds = PoolFixture.stress(1_500);
     List<String> bad = new ArrayList<>();
     for (int r = 0; r < rounds && bad.size() < 3; r++) {
       String b = narrowedRound(where, r);

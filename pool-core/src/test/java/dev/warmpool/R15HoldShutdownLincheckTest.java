@@ -56,7 +56,7 @@ public class R15HoldShutdownLincheckTest {
         .actorsBefore(0)
         .actorsAfter(0)
         .iterations(PoolFixture.stress(1))
-        .invocationsPerIteration(PoolFixture.stress(500))
+        .invocationsPerIteration(PoolFixture.stress(200))
         .check(R15HoldShutdownLincheckTest.class);
   }
 }

@@ -123,7 +123,7 @@ class R15LaneHoldReviewTest {
       "close-subpool", "factory", "close-factory"})
   void guarantee4_randomLaneMixRacingShutdownEndsEveryTaskOneWayAndTerminates(String where)
       throws Exception {
-    int rounds = PoolFixture.stress(300);
+    int rounds = PoolFixture.stress(120);
     List<String> bad = new ArrayList<>();
     for (int r = 0; r < rounds && bad.size() < 3; r++) {
       String b = mixRound(where, r);
@@ -142,7 +142,7 @@ class R15LaneHoldReviewTest {
   @Tag("stress")
   @Test
   void guarantee4_lanesReusedAcrossRebootsEndEveryTaskOneWayAndTerminate() throws Exception {
-    int rounds = PoolFixture.stress(300);
+    int rounds = PoolFixture.stress(120);
     Setup s = setup("pool", 1);
     List<SerialExecutor> lanes = new ArrayList<>();
     for (int i = 0; i < 3; i++) {
