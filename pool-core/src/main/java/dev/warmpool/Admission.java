@@ -494,12 +494,12 @@ final class Admission implements TaskEnvelope.Owner {
     holds.incrementAndGet();
     List<Runnable> laneTasks = e.kind.countsAsTask() ? List.of() : new ArrayList<>();
     if (!line.expire(e, x, laneTasks, () -> countExpired(e))) {
-      noticeDone(); // a termination that saw our hold meanwhile relies on us to look again
+      releaseHere(); // a termination that saw our hold meanwhile relies on us to look again
       return false;
     }
     if (e.caller != null) {
       LockSupport.unpark(e.caller); // it reads EXPIRED and throws
-      noticeDone();
+      releaseHere();
       return true;
     }
     Runnable tell;
@@ -520,7 +520,7 @@ final class Admission implements TaskEnvelope.Owner {
       tell = e.kind.expiredAtOnce(e.arg, cause) ? () -> e.kind.expired(e.arg, cause) : null;
     }
     if (tell == null) {
-      noticeDone();
+      releaseHere();
       return true;
     }
     try {
@@ -528,11 +528,11 @@ final class Admission implements TaskEnvelope.Owner {
         try {
           tell.run();
         } finally {
-          noticeDone();
+          releaseHere();
         }
       });
     } catch (RuntimeException | Error noThread) {
-      noticeDone(); // nothing can run the callback; the entry's handle still reads expired
+      releaseHere(); // nothing can run the callback; the entry's handle still reads expired
       throw noThread;
     }
     return true;
@@ -613,15 +613,11 @@ final class Admission implements TaskEnvelope.Owner {
   }
 
   /**
-   * Gives back a {@link #hold} taken by the caller of {@code shutdownNow}, where the stage may
-   * complete (the caller of a shutdown is one of the threads DESIGN allows).
+   * Gives back a hold where a termination it reaches may complete on this thread: an expiry's
+   * notice (given on the timer thread, whose terminations complete off it anyway, or on a helper
+   * thread), and the caller of {@code shutdownNow} (one of the threads DESIGN allows).
    */
-  void releaseInShutdown() {
-    noticeDone();
-  }
-
-  /** An expiry's notice was given (or is moot): gives back its hold, and looks for termination. */
-  private void noticeDone() {
+  void releaseHere() {
     holds.decrementAndGet();
     if (!state.isRunning()) {
       mayTerminate.run();

@@ -243,7 +243,7 @@ final class Lifecycle {
       }
     } finally {
       if (held) {
-        admission.releaseInShutdown();
+        admission.releaseHere();
       }
     }
     return tasks;

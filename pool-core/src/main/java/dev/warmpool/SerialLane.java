@@ -393,11 +393,11 @@ final class SerialLane extends MemberSet
       }
       return;
     }
-    if (!dispatched) {
-      refuseTerminated(task);
-    } else if (pool.isTerminated() && takeBack(task)) {
-      // A last guard: the lane's dispatcher held the pool until it landed, and the lane drains what
-      // it holds before its seat goes, so a terminated pool should have nothing of ours queued.
+    // Not dispatched: the pool terminated before this call could hold it, and our task is taken
+    // back and refused, unless someone took it first (a drain that ran it, a close, a
+    // shutdownNow). Terminated although dispatched is a last guard: the lane's dispatcher held the
+    // pool until it landed, and the lane drains what it holds before its seat goes.
+    if ((!dispatched || pool.isTerminated()) && takeBack(task)) {
       throw admission.closed();
     }
   }
@@ -551,16 +551,6 @@ final class SerialLane extends MemberSet
       }
     }
     return null;
-  }
-
-  /**
-   * The pool terminated before this call could dispatch the lane: its task is taken back and
-   * refused, unless someone took it first (a drain that ran it, a close, a {@code shutdownNow}).
-   */
-  private void refuseTerminated(Runnable task) {
-    if (takeBack(task)) {
-      throw admission.closed();
-    }
   }
 
   /**

@@ -24,6 +24,32 @@ class R13ShutdownNowOrderTest {
   @AutoClose final PoolFixture fixture = new PoolFixture();
 
   /**
+   * r13's instrument: a timer that, handed back by a {@code shutdownNow} (told on its caller's
+   * thread, in the middle of the call), counts in {@code cancels} and waits there, at most 1 s,
+   * for a waiting task to run ({@code ran}).
+   */
+  static CancellationAware instrument(CountDownLatch ran, AtomicInteger cancels) {
+    return new CancellationAware() {
+      @Override
+      public void run() {}
+
+      @Override
+      public void onCancel() {
+        cancels.incrementAndGet();
+        PoolFixture.awaitQuietly(ran, Duration.ofSeconds(1));
+      }
+    };
+  }
+
+  /** A task that waits in a line: counts its runs and opens {@code ran}. */
+  static Runnable waitingTask(AtomicInteger runs, CountDownLatch ran) {
+    return () -> {
+      runs.incrementAndGet();
+      ran.countDown();
+    };
+  }
+
+  /**
    * The instrument (r13's): a due timer of the subpool, handed back by the same call, hears
    * {@code onCancel} on the caller's thread, between the subpool's hand-back and the parent's
    * drain; it waits there (bounded, 1 s) for the parent's queued task to run. Before the fix the
@@ -37,25 +63,9 @@ class R13ShutdownNowOrderTest {
     PoolFixture.Gate gate = fixture.occupy(sub); // returns when interrupted
     AtomicInteger parentRuns = new AtomicInteger();
     CountDownLatch parentTaskRan = new CountDownLatch(1);
-    Runnable parentTask = () -> {
-      parentRuns.incrementAndGet();
-      parentTaskRan.countDown();
-    };
+    Runnable parentTask = waitingTask(parentRuns, parentTaskRan);
     AtomicInteger timerCancels = new AtomicInteger();
-    CancellationAware timer = new CancellationAware() {
-      @Override
-      public void run() {}
-
-      @Override
-      public void onCancel() {
-        timerCancels.incrementAndGet();
-        try {
-          parentTaskRan.await(1, TimeUnit.SECONDS); // the instrument: bounded
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-        }
-      }
-    };
+    CancellationAware timer = instrument(parentTaskRan, timerCancels);
     sub.schedule(timer, 0, TimeUnit.MILLISECONDS); // due at once: waits in the subpool's line
     PoolFixture.awaitWaiting(sub, 1);
     root.enqueue(parentTask); // waits in the parent's line: its only seat is the subpool's

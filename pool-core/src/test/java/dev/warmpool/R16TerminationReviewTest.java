@@ -237,27 +237,11 @@ class R16TerminationReviewTest {
     PoolFixture.Gate grandGate = fixture.occupy(grand);
     AtomicInteger waitingRuns = new AtomicInteger();
     CountDownLatch aWaitingTaskRan = new CountDownLatch(1);
-    Runnable rootWaiting = () -> {
-      waitingRuns.incrementAndGet();
-      aWaitingTaskRan.countDown();
-    };
-    Runnable childWaiting = () -> {
-      waitingRuns.incrementAndGet();
-      aWaitingTaskRan.countDown();
-    };
-    Runnable grandWaiting = () -> {
-      waitingRuns.incrementAndGet();
-      aWaitingTaskRan.countDown();
-    };
-    CancellationAware timer = new CancellationAware() {
-      @Override
-      public void run() {}
-
-      @Override
-      public void onCancel() {
-        PoolFixture.awaitQuietly(aWaitingTaskRan, Duration.ofSeconds(1));
-      }
-    };
+    Runnable rootWaiting = R13ShutdownNowOrderTest.waitingTask(waitingRuns, aWaitingTaskRan);
+    Runnable childWaiting = R13ShutdownNowOrderTest.waitingTask(waitingRuns, aWaitingTaskRan);
+    Runnable grandWaiting = R13ShutdownNowOrderTest.waitingTask(waitingRuns, aWaitingTaskRan);
+    CancellationAware timer =
+        R13ShutdownNowOrderTest.instrument(aWaitingTaskRan, new AtomicInteger());
     grand.enqueue(grandWaiting);
     grand.schedule(timer, 0, TimeUnit.MILLISECONDS);
     PoolFixture.awaitWaiting(grand, 2);
