@@ -379,10 +379,10 @@ public class EngineLincheckTest {
   }
 
   /**
-   * Per scenario: 900 in the build's test run (its time budget), 4,500 in CI's deeper pass
+   * Per scenario: 600 in the build's test run (its time budget), 3,000 in CI's deeper pass
    * ({@code -Dwarmpool.stress.scale=5}, see {@code .ci/run}).
    */
-  private static final int INVOCATIONS = PoolFixture.stress(900);
+  private static final int INVOCATIONS = PoolFixture.stress(600);
 
   private static Actor op(String name) {
     try {
@@ -518,7 +518,7 @@ public class EngineLincheckTest {
   @Test
   void randomScenariosLoseNoWakeUp() {
     ModelCheckingOptions random = new ModelCheckingOptions().threads(3).actorsPerThread(2)
-        .actorsBefore(3).actorsAfter(0).iterations(PoolFixture.stress(6))
+        .actorsBefore(3).actorsAfter(0).iterations(PoolFixture.stress(4))
         .invocationsPerIteration(200);
     random.check(TwoWorkers.class);
     random.check(Fresh.class);

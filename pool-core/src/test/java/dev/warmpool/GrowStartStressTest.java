@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Timeout;
  * after the move, or the new one before it), give up, and drop its {@code starting} count only
  * after the grow's own signal had seen it in flight and relied on it: no worker ever started.
  * Before the fix, 40 of 863,473 such rounds lost their start in a warm 60 s loop, and this test
- * failed 3 runs of 3, within the first 53 to 249 rounds; it runs 24,000 (scaled by
+ * failed 3 runs of 3, within the first 53 to 249 rounds; it runs 12,000 (scaled by
  * {@code -Dwarmpool.stress.scale}) and stops at the first task
  * that does not run. The deterministic form of the same
  * interleaving is {@code EngineLincheckTest.startRacingGrowLosesNoWakeUp}.
@@ -30,7 +30,7 @@ import org.junit.jupiter.api.Timeout;
 class GrowStartStressTest {
   private static final int THREADS = 3;
   /** 40,000 when it was written (49 s); failed 3 of 3 runs before the fix, by round 249. */
-  private static final int ROUNDS_PER_THREAD = (int) (8_000 * PoolFixture.STRESS_SCALE);
+  private static final int ROUNDS_PER_THREAD = (int) (4_000 * PoolFixture.STRESS_SCALE);
   /** Only a safety bound: a task that is not run by then is taken as lost. */
   private static final long SAFETY_SECONDS = 10;
 

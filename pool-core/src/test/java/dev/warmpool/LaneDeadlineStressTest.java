@@ -70,7 +70,7 @@ class LaneDeadlineStressTest {
   @ParameterizedTest(name = "{0}")
   @ValueSource(strings = {"pool", "subpool"})
   void everyLaneTaskEndsExactlyOneWayAndTheCountersAreExact(String where) throws Exception {
-    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(6);
+    long end = System.nanoTime() + PoolFixture.stress(Duration.ofSeconds(3)).toNanos();
     int rounds = 0;
     long expiredSeen = 0;
     while (System.nanoTime() < end || rounds < 20) {

@@ -105,7 +105,7 @@ class R6LaneAdmitTest {
   @org.junit.jupiter.params.provider.ValueSource(strings = {"pool", "subpool"})
   void heldRefusalsThrownEqualRejectionsCountedWhileFirstDispatchesRaceExpiry(String where)
       throws Exception {
-    long end = System.nanoTime() + PoolFixture.stress(Duration.ofSeconds(4)).toNanos();
+    long end = System.nanoTime() + PoolFixture.stress(Duration.ofSeconds(2)).toNanos();
     int rounds = 0;
     while (System.nanoTime() < end || rounds < 10) {
       rounds++;

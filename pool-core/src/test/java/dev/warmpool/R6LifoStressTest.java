@@ -34,7 +34,7 @@ class R6LifoStressTest {
   @ParameterizedTest(name = "{0}")
   @ValueSource(strings = {"pool", "sharded", "subpool"})
   void everyEntryEndsOneWayAndCountersAreExact(String where) throws Exception {
-    long end = System.nanoTime() + PoolFixture.stress(Duration.ofSeconds(3)).toNanos();
+    long end = System.nanoTime() + PoolFixture.stress(Duration.ofSeconds(2)).toNanos();
     int rounds = 0;
     while (System.nanoTime() < end || rounds < 10) {
       rounds++;

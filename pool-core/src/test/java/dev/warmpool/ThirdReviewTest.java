@@ -62,7 +62,7 @@ class ThirdReviewTest {
    */
   @Test
   void laneExecuteRacingCloseOnAFullPool() throws Exception {
-    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(3);
+    long end = System.nanoTime() + PoolFixture.stress(Duration.ofMillis(1500)).toNanos();
     int rounds = 0;
     while (System.nanoTime() < end) {
       rounds++;
@@ -116,7 +116,7 @@ class ThirdReviewTest {
   @Test
   void laneTimerCancelledWhenDueOnAFullPool() throws Exception {
     WorkerPool pool = fixture.pool("r3timer", b -> b.capacity(1).maxWaiting(1000));
-    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(3);
+    long end = System.nanoTime() + PoolFixture.stress(Duration.ofMillis(1500)).toNanos();
     int rounds = 0;
     while (System.nanoTime() < end) {
       rounds++;
@@ -172,7 +172,7 @@ class ThirdReviewTest {
    */
   @Test
   void shutdownNowWhileLanesWaitInLine() throws Exception {
-    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(3);
+    long end = System.nanoTime() + PoolFixture.stress(Duration.ofMillis(1500)).toNanos();
     int rounds = 0;
     while (System.nanoTime() < end) {
       rounds++;
