@@ -34,8 +34,11 @@ final class Admission implements TaskEnvelope.Owner {
     /** Like {@link #place} for a task that travels with its envelope (QUEUED). */
     boolean placeEntry(TaskEnvelope e, Mode mode);
 
-    /** A new envelope of this pool. */
-    TaskEnvelope newEntry(TaskKind kind, Object arg, Thread caller, int state);
+    /**
+     * A new envelope of this pool: a {@link TaskEnvelope.Full} one if {@code full} or it has a
+     * {@code caller} (see {@link Admission#entry}), else a plain one.
+     */
+    TaskEnvelope newEntry(TaskKind kind, Object arg, Thread caller, int state, boolean full);
 
     /** A line entry was handed a seat (and its caller woken): send it on to run. */
     void handOff(TaskEnvelope e);
@@ -74,6 +77,11 @@ final class Admission implements TaskEnvelope.Owner {
    * interval), an entry that waited longer than the target expires. See {@link #delayBound}.
    */
   final long delayTargetNanos;
+  /**
+   * Whether every envelope of this pool must be able to carry a line deadline or a standing stamp
+   * (the pool's line has a deadline, a delay target or a standing interval).
+   */
+  private final boolean fullEntries;
   final long delayIntervalNanos;
   /** Whether a standing line serves its newest entry first (blocking mode). */
   final boolean adaptiveLifo;
@@ -121,6 +129,7 @@ final class Admission implements TaskEnvelope.Owner {
     this.line = delayTargetNanos > 0
         ? new WaitingLine(standing, adaptiveLifo, delayTargetNanos)
         : new WaitingLine(standing, adaptiveLifo);
+    this.fullEntries = maxWaitInLineNanos > 0 || delayTargetNanos > 0 || standing > 0;
     this.plainPlacement = plainPlacement;
     this.name = name;
     this.description = description;
@@ -152,7 +161,7 @@ final class Admission implements TaskEnvelope.Owner {
    * entry that waits in line may wait {@code maxWaitNanos} (0: the pool's limit, if any).
    */
   TaskEnvelope enqueue(TaskKind kind, Object arg, Mode mode, long maxWaitNanos) {
-    TaskEnvelope e = placement.newEntry(kind, arg, null, TaskEnvelope.QUEUED);
+    TaskEnvelope e = entry(kind, arg, null, TaskEnvelope.QUEUED, maxWaitNanos);
     if (line.size() == 0 && state.tryTakeSeat(capacity, mode == Mode.ADMITTED)) {
       if (parent != null) {
         // A subpool's task with a free seat here may still wait in the parent's line: its
@@ -194,7 +203,18 @@ final class Admission implements TaskEnvelope.Owner {
 
   /** A new caller-less envelope of this pool, QUEUED (a serial lane's entry). */
   TaskEnvelope newEntry(TaskKind kind, Object arg) {
-    return placement.newEntry(kind, arg, null, TaskEnvelope.QUEUED);
+    return placement.newEntry(kind, arg, null, TaskEnvelope.QUEUED, true); // reused, may expire
+  }
+
+  /**
+   * A new envelope of this pool for a task (or a caller) that may wait in line with
+   * {@code maxWaitNanos} (0: the pool's limit; -1: none). Plain (40 bytes) unless it may need what
+   * only a {@link TaskEnvelope.Full} one carries: a blocked caller, a line deadline (the pool's or
+   * the call's), or a stamp of a line that keeps time (issue 33: memory per task in line).
+   */
+  private TaskEnvelope entry(TaskKind kind, Object arg, Thread caller, int state,
+      long maxWaitNanos) {
+    return placement.newEntry(kind, arg, caller, state, fullEntries || maxWaitNanos > 0);
   }
 
   /**
@@ -203,7 +223,7 @@ final class Admission implements TaskEnvelope.Owner {
    */
   TaskHandle tryEnqueue(TaskKind kind, Object arg) {
     if (line.size() == 0 && state.tryTakeSeat(capacity, false)) {
-      TaskEnvelope e = placement.newEntry(kind, arg, null, TaskEnvelope.QUEUED);
+      TaskEnvelope e = entry(kind, arg, null, TaskEnvelope.QUEUED, 0L);
       return placement.placeEntry(e, Mode.PROBE) ? e : null;
     }
     return null;
@@ -223,8 +243,8 @@ final class Admission implements TaskEnvelope.Owner {
     // The pool's line deadline bounds a timed wait too; reaching either answers false.
     long wait = maxWaitInLineNanos > 0 ? Math.min(nanos, maxWaitInLineNanos) : nanos;
     long deadline = System.nanoTime() + Math.min(wait, Long.MAX_VALUE / 4);
-    TaskEnvelope e = join(placement.newEntry(kind, arg, Thread.currentThread(),
-        TaskEnvelope.WAITING), false, -1L);
+    TaskEnvelope e = join(entry(kind, arg, Thread.currentThread(), TaskEnvelope.WAITING, -1L),
+        false, -1L);
     if (delayTargetNanos > 0) {
       // Controlled delay bounds a timed wait as the line deadline does: false once it is reached.
       long bound = delayBound(e);
@@ -261,10 +281,10 @@ final class Admission implements TaskEnvelope.Owner {
       throw overloaded();
     }
     if (mode == Mode.EXECUTE) {
-      return awaitTaken(join(placement.newEntry(kind, arg, Thread.currentThread(),
-          TaskEnvelope.WAITING), false, 0L), false, 0L);
+      return awaitTaken(join(entry(kind, arg, Thread.currentThread(), TaskEnvelope.WAITING, 0L),
+          false, 0L), false, 0L);
     }
-    join(handle != null ? handle : placement.newEntry(kind, arg, null, TaskEnvelope.WAITING),
+    join(handle != null ? handle : entry(kind, arg, null, TaskEnvelope.WAITING, maxWaitNanos),
         mode == Mode.ADMITTED, maxWaitNanos);
     return true;
   }
@@ -295,7 +315,7 @@ final class Admission implements TaskEnvelope.Owner {
       }
       case REFUSED -> throw closed();
       case LINKED -> {
-        if (e.caller == null && e.kind.countsAsTask()) {
+        if (e.caller() == null && e.kind.countsAsTask()) {
           accounting.accepted();
         }
       }
@@ -378,7 +398,7 @@ final class Admission implements TaskEnvelope.Owner {
       }
     }
     Expiry x = new Expiry(e, now, limit, at, byDelay);
-    e.expiry = x;
+    e.expiry(x);
     try {
       SharedTimer.INSTANCE.schedule(x, at);
       if (e.state != TaskEnvelope.WAITING && e.state != TaskEnvelope.EXPIRED) {
@@ -389,7 +409,7 @@ final class Admission implements TaskEnvelope.Owner {
       }
     } catch (RuntimeException | Error noTimer) {
       if (line.cancel(e)) {
-        if (e.caller == null && e.kind.countsAsTask()) {
+        if (e.caller() == null && e.kind.countsAsTask()) {
           accounting.withdrawn();
         }
         accounting.rejected();
@@ -440,7 +460,7 @@ final class Admission implements TaskEnvelope.Owner {
    * and one that joins a standing line about the target.
    */
   long delayBound(TaskEnvelope e) {
-    WaitingLine.Stamp st = e.stamp;
+    WaitingLine.Stamp st = e.stamp();
     long byTarget = st.joined + delayTargetNanos;
     return byTarget - st.standsFrom > 0 ? byTarget : st.standsFrom;
   }
@@ -473,9 +493,9 @@ final class Admission implements TaskEnvelope.Owner {
    * deadline (it would find the entry gone anyway).
    */
   static void disarm(TaskEnvelope e) {
-    SharedTimer.Task x = e.expiry;
+    SharedTimer.Task x = e.expiry();
     if (x != null) {
-      e.expiry = null;
+      e.expiry(null);
       SharedTimer.INSTANCE.cancel(x);
     }
   }
@@ -497,8 +517,8 @@ final class Admission implements TaskEnvelope.Owner {
       releaseHere(); // a termination that saw our hold meanwhile relies on us to look again
       return false;
     }
-    if (e.caller != null) {
-      LockSupport.unpark(e.caller); // it reads EXPIRED and throws
+    if (e.caller() != null) {
+      LockSupport.unpark(e.caller()); // it reads EXPIRED and throws
       releaseHere();
       return true;
     }
@@ -572,7 +592,7 @@ final class Admission implements TaskEnvelope.Owner {
    * subpool as it hears of the expiry: each before its own handle can read EXPIRED.
    */
   private void countExpired(TaskEnvelope e) {
-    if (e.caller != null) {
+    if (e.caller() != null) {
       accounting.expired();
     } else if (e.kind.countsAsTask()) {
       accounting.expired();
@@ -667,7 +687,7 @@ final class Admission implements TaskEnvelope.Owner {
         if (s == TaskEnvelope.EXPIRED) {
           // Only its own timer expires an entry, and nothing clears that timer from an entry
           // that left the line expired: it is there to say how long the caller waited.
-          throw ((Expiry) e.expiry).failure();
+          throw ((Expiry) e.expiry()).failure();
         }
         if (s != TaskEnvelope.WAITING) {
           return true;
@@ -692,7 +712,7 @@ final class Admission implements TaskEnvelope.Owner {
           }
           continue;
         }
-        e.parked = true; // then re-check the state: a taker reads parked after writing state
+        ((TaskEnvelope.Full) e).markParked(); // then re-check the state: a taker reads parked after writing state
         if (e.state != TaskEnvelope.WAITING) {
           continue;
         }
@@ -802,10 +822,10 @@ final class Admission implements TaskEnvelope.Owner {
 
   /** An entry got a seat: a blocked caller's task now counts as accepted and the caller wakes. */
   private void taken(TaskEnvelope e) {
-    if (e.caller != null) {
+    if (e.caller() != null) {
       accounting.accepted();
-      if (e.parked) {
-        LockSupport.unpark(e.caller);
+      if (e.parked()) {
+        LockSupport.unpark(e.caller());
       }
     }
   }
@@ -872,10 +892,10 @@ final class Admission implements TaskEnvelope.Owner {
       return null;
     }
     disarm(e);
-    if (e.caller != null) {
+    if (e.caller() != null) {
       taker.accounting.accepted();
-      if (e.parked) {
-        LockSupport.unpark(e.caller);
+      if (e.parked()) {
+        LockSupport.unpark(e.caller());
       }
     } else if (e.kind.countsAsTask()) {
       taker.accounting.accepted(); // first: the sum over the shards never dips

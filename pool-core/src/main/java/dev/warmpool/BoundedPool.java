@@ -103,8 +103,11 @@ final class BoundedPool extends AbstractWorkerPool {
     }
 
     @Override
-    public TaskEnvelope newEntry(TaskKind kind, Object arg, Thread caller, int state) {
-      return new TaskEnvelope(admission, kind, arg, caller, state);
+    public TaskEnvelope newEntry(TaskKind kind, Object arg, Thread caller, int state,
+        boolean full) {
+      return full || caller != null
+          ? new TaskEnvelope.Full(admission, kind, arg, caller, state)
+          : new TaskEnvelope(admission, kind, arg, state);
     }
 
     @Override

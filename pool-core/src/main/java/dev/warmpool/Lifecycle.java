@@ -201,7 +201,7 @@ final class Lifecycle {
     shutdownChildren();
     for (TaskEnvelope e : line.close()) {
       Admission.disarm(e);
-      LockSupport.unpark(e.caller);
+      LockSupport.unpark(e.caller());
     }
     timers.close();
     admission.drainLine();
@@ -235,8 +235,8 @@ final class Lifecycle {
     try {
       for (TaskEnvelope e : line.drain()) {
         Admission.disarm(e);
-        if (e.caller != null) {
-          LockSupport.unpark(e.caller);
+        if (e.caller() != null) {
+          LockSupport.unpark(e.caller());
         } else {
           e.kind.handBack(e.arg, tasks);
         }

@@ -867,7 +867,7 @@ final class SerialLane extends MemberSet
    */
   final class LaneTask extends TaskEnvelope implements Runnable {
     LaneTask(Runnable task) {
-      super(SerialLane.this, TaskKind.RUNNABLE, task, null, QUEUED);
+      super(SerialLane.this, TaskKind.RUNNABLE, task, QUEUED);
     }
 
     /** The task as decorated; what the lane runs and hands back (as submitted). */

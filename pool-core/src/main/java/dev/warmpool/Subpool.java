@@ -83,7 +83,7 @@ final class Subpool extends AbstractWorkerPool {
    * A task of the subpool: its envelope (in the subpool's line, or holding one of its seats), plus
    * its place in the parent's line, which is known only after the hand-off ({@link LateHandle}).
    */
-  static final class Seat extends TaskEnvelope {
+  static final class Seat extends TaskEnvelope.Full {
     final Subpool subpool;
     final LateHandle outer = new LateHandle();
     /**
@@ -164,8 +164,9 @@ final class Subpool extends AbstractWorkerPool {
     }
 
     @Override
-    public TaskEnvelope newEntry(TaskKind kind, Object arg, Thread caller, int state) {
-      return new Seat(Subpool.this, kind, arg, caller, state);
+    public TaskEnvelope newEntry(TaskKind kind, Object arg, Thread caller, int state,
+        boolean full) {
+      return new Seat(Subpool.this, kind, arg, caller, state); // carries its deadline on
     }
 
     @Override
@@ -313,7 +314,7 @@ final class Subpool extends AbstractWorkerPool {
    */
   private static long leftToWait(Seat s) {
     long at = s.deadline;
-    if (at == 0L || s.caller != null || s.kind == SerialLane.KIND) {
+    if (at == 0L || s.caller() != null || s.kind == SerialLane.KIND) {
       return 0L; // a blocked execute returned once seated here; a lane is admitted once seated
     }
     return Math.max(1L, at - System.nanoTime());

@@ -121,42 +121,24 @@ class TaskEnvelope implements TaskHandle {
   Owner owner;
   final TaskKind kind;
   final Object arg;
-  /** The caller blocked in {@code execute} on this envelope, or null for a task waiting alone. */
-  final Thread caller;
   volatile int state;
-  /** Set by the caller just before it parks, so that a taker unparks only a parked caller. */
-  volatile boolean parked;
-  /**
-   * Never reused: set by a cancel from QUEUED (a reference may stay in the run queue), or by a lane
-   * before it publishes an entry that will carry a line deadline (a timer armed on one trip must
-   * never find the next).
-   */
-  private boolean notReusable;
   /**
    * The worker running it (a shutdownNow or cancel(true) interrupt goes through its shield, see
    * {@link Worker#interruptToStop}), or the thread, if a thread that is no worker runs it: written
    * before the CAS to STARTED, which publishes it.
    */
   private Object runner;
-  /** Its line-deadline timer while it waits in line with a deadline; else null. */
-  volatile SharedTimer.Task expiry;
-  /**
-   * When it joined a line that keeps time, from when that line stands, and whether a deadline can
-   * shed it ({@link WaitingLine.Stamp}); null until it joins such a line. Only lines with a standing
-   * interval (controlled delay, adaptive LIFO) read it, so an entry of any other line does without
-   * its 24 bytes (issue 33: memory per task waiting in line). Accessed under the line's lock, and
-   * by the thread that linked it.
-   */
-  WaitingLine.Stamp stamp;
-  /** Links in the waiting line; accessed only under the line's lock. */
-  TaskEnvelope prev;
-  TaskEnvelope next;
 
-  TaskEnvelope(Owner owner, TaskKind kind, Object arg, Thread caller, int state) {
+  /**
+   * A plain envelope: no blocked caller, no line deadline, no standing stamp, never reused. Its 32
+   * bytes and its slot in the line's ring are what a task waiting in line costs (issue 33: 36
+   * bytes, against 56 with the links and fields every envelope carried before). What may need more
+   * is a {@link Full} one.
+   */
+  TaskEnvelope(Owner owner, TaskKind kind, Object arg, int state) {
     this.owner = owner;
     this.kind = kind;
     this.arg = arg;
-    this.caller = caller;
     this.state = state;
   }
 
@@ -250,27 +232,48 @@ class TaskEnvelope implements TaskHandle {
   }
 
   /**
-   * Makes an envelope whose last trip has ended (done, cancelled, handed back or closed) QUEUED
-   * again for its next one; false if it is still on its way, or may still be referenced by the run
-   * queue (it was cancelled while queued: the worker that reaches that reference would start the
-   * next trip while its dispatcher still moves it, found by review 3). Only a serial lane reuses
-   * its entry, and only the thread that owns it at that moment calls this (see
-   * {@code SerialLane.place}); so a reused entry is referenced by nobody else, and a plain write
-   * suffices.
+   * Makes an envelope whose last trip has ended QUEUED again for its next one; false if it may not
+   * be reused. A plain envelope never is; see {@link Full#reset}.
    */
   boolean reset() {
-    int s = state;
-    if (!notReusable
-        && (s == DONE || s == CANCELLED || s == HANDED_BACK || s == CLOSED)) {
-      state = QUEUED;
-      return true;
-    }
     return false;
   }
 
   /** Keeps this envelope from reuse; by its owner, before it publishes the envelope. */
-  final void keepFromReuse() {
-    notReusable = true;
+  void keepFromReuse() {
+    // a plain envelope is never reused
+  }
+
+  /** The caller blocked in {@code execute} on this envelope, or null for a task waiting alone. */
+  Thread caller() {
+    return null;
+  }
+
+  /** Whether its blocked caller has parked (set just before it parks); false without a caller. */
+  boolean parked() {
+    return false;
+  }
+
+  /** Its line-deadline timer while it waits in line with a deadline; else null. */
+  SharedTimer.Task expiry() {
+    return null;
+  }
+
+  /** Sets or clears its line-deadline timer; only a {@link Full} envelope carries one. */
+  void expiry(SharedTimer.Task x) {
+    if (x != null) {
+      throw new IllegalStateException("a plain task envelope carries no line deadline");
+    }
+  }
+
+  /** Its standing stamp ({@link WaitingLine.Stamp}) once it joined a line that keeps time. */
+  WaitingLine.Stamp stamp() {
+    return null;
+  }
+
+  /** Gives it a standing stamp; only a {@link Full} envelope carries one. */
+  void stamp(WaitingLine.Stamp st) {
+    throw new IllegalStateException("a plain task envelope joins no line that keeps time");
   }
 
   @Override
@@ -282,7 +285,7 @@ class TaskEnvelope implements TaskHandle {
           return true;
         }
       } else if (s == QUEUED) {
-        notReusable = true; // before the CAS, which publishes it; a lost CAS only wastes it
+        keepFromReuse(); // before the CAS, which publishes it; a lost CAS only wastes it
         if (transition(QUEUED, CANCELLED)) {
           owner.withdrawnQueued(this);
           return true;
@@ -323,5 +326,97 @@ class TaskEnvelope implements TaskHandle {
       case EXPIRED -> "expired";
       default -> "handed back";
     } + "]";
+  }
+
+  /**
+   * An envelope that may carry what a plain one does without: a blocked caller, a line deadline, a
+   * standing stamp, or a next trip (a serial lane's entry). {@code Admission} makes one whenever the
+   * task may need any of them: a blocked caller, a deadline (the pool's or the call's), a line that
+   * keeps time, a lane's entry.
+   */
+  static class Full extends TaskEnvelope {
+    /** The caller blocked in {@code execute} on this envelope, or null for a task waiting alone. */
+    private final Thread caller;
+    /** Set by the caller just before it parks, so that a taker unparks only a parked caller. */
+    private volatile boolean parked;
+    /**
+     * Never reused: set by a cancel from QUEUED (a reference may stay in the run queue), or by a
+     * lane before it publishes an entry that will carry a line deadline (a timer armed on one trip
+     * must never find the next).
+     */
+    private boolean notReusable;
+    /** Its line-deadline timer while it waits in line with a deadline; else null. */
+    private volatile SharedTimer.Task expiry;
+    /**
+     * When it joined a line that keeps time, from when that line stands, and whether a deadline
+     * can shed it; null until it joins such a line. Accessed under the line's lock, and by the
+     * thread that linked it.
+     */
+    private WaitingLine.Stamp stamp;
+
+    Full(Owner owner, TaskKind kind, Object arg, Thread caller, int state) {
+      super(owner, kind, arg, state);
+      this.caller = caller;
+    }
+
+    /**
+     * Makes an envelope whose last trip has ended (done, cancelled, handed back or closed) QUEUED
+     * again for its next one; false if it is still on its way, or may still be referenced by the
+     * run queue (it was cancelled while queued: the worker that reaches that reference would start
+     * the next trip while its dispatcher still moves it, found by review 3). Only a serial lane
+     * reuses its entry, and only the thread that owns it at that moment calls this (see
+     * {@code SerialLane.place}); so a reused entry is referenced by nobody else, and a plain write
+     * suffices.
+     */
+    @Override
+    boolean reset() {
+      int s = state;
+      if (!notReusable
+          && (s == DONE || s == CANCELLED || s == HANDED_BACK || s == CLOSED)) {
+        state = QUEUED;
+        return true;
+      }
+      return false;
+    }
+
+    @Override
+    final void keepFromReuse() {
+      notReusable = true;
+    }
+
+    @Override
+    final Thread caller() {
+      return caller;
+    }
+
+    @Override
+    final boolean parked() {
+      return parked;
+    }
+
+    /** Its caller is about to park: a taker that moves the state after this unparks it. */
+    final void markParked() {
+      parked = true;
+    }
+
+    @Override
+    final SharedTimer.Task expiry() {
+      return expiry;
+    }
+
+    @Override
+    final void expiry(SharedTimer.Task x) {
+      expiry = x;
+    }
+
+    @Override
+    final WaitingLine.Stamp stamp() {
+      return stamp;
+    }
+
+    @Override
+    final void stamp(WaitingLine.Stamp st) {
+      stamp = st;
+    }
   }
 }

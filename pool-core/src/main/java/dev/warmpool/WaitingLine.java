@@ -10,13 +10,25 @@ import java.util.function.Supplier;
  * The FIFO line of work waiting for a seat: callers blocked in {@code execute} (an entry with a
  * {@code caller}) and accepted tasks or lanes waiting without a thread (no caller).
  *
- * <p>The line is the slow path, so it is a doubly linked list guarded by one lock, which makes
- * withdrawal O(1) and every state change atomic with the list change. {@link #size()} is a volatile
- * read so that workers and submitters can check for waiters without taking the lock.
+ * <p>The line is the slow path, so it is guarded by one lock, which makes every state change atomic
+ * with the line's change. {@link #size()} is a volatile read so that workers and submitters can
+ * check for waiters without taking the lock.
  *
  * <p>Each entry is a {@link TaskEnvelope}; the line moves it only by the envelope's transitions
  * that happen under the line's lock (WAITING to QUEUED, CANCELLED or CLOSED), so every state change
- * is atomic with the list change.
+ * is atomic with the line's change.
+ *
+ * <h2>The ring</h2>
+ * Entries sit in an array ring in line order (issue 33: an entry costs its envelope and one
+ * reference, 36 bytes, against 56 for the envelope with links it replaced). A seat takes the entry
+ * at the head, at the tail (LIFO) or the oldest pinned one, and its slot is cleared. A withdrawal
+ * (cancel, expiry, a caller woken by shutdown) is O(1): it only moves the entry's state, and its
+ * slot goes <em>stale</em> in place. A slot is live exactly while its entry is WAITING, so the entry
+ * must never be WAITING again while its stale slot remains: a withdrawn entry is kept from reuse
+ * ({@link TaskEnvelope#keepFromReuse}; only a serial lane reuses its entry). Stale and cleared slots
+ * are dropped as soon as they reach either end, so the head and the tail always hold live entries;
+ * the ring is rebuilt without them when it is full or they outnumber the live ones (amortized O(1)
+ * per withdrawal), and given back when it empties after a burst.
  *
  * <h2>Standing, and adaptive LIFO</h2>
  * A line made with a standing interval ({@code controlledDelay} or {@code adaptiveLifo}) keeps
@@ -46,7 +58,7 @@ import java.util.function.Supplier;
  */
 final class WaitingLine {
   /**
-   * What a line that keeps time records of an entry as it links ({@link TaskEnvelope#stamp}): a
+   * What a line that keeps time records of an entry as it links ({@link TaskEnvelope#stamp()}): a
    * side object, so entries of lines that keep no time, most lines, do without it. Accessed under
    * the line's lock, and by the thread that linked the entry. A serial lane's reused entry reuses
    * its stamp.
@@ -71,9 +83,26 @@ final class WaitingLine {
     REFUSED
   }
 
+  /** A ring not yet made, or given back after a burst: the first entry makes one. */
+  private static final TaskEnvelope[] NO_RING = new TaskEnvelope[0];
+  /** The smallest ring made (a power of two). */
+  private static final int MIN_RING = 16;
+  /** A ring longer than this is given back when the line empties (a burst's ring, 4 KB+). */
+  private static final int KEEP_RING = 1024;
+
   private final ReentrantLock lock = new ReentrantLock();
-  private TaskEnvelope head;
-  private TaskEnvelope tail;
+  /**
+   * Accessed only under lock: the entries in line order, at positions {@link #head} (the oldest) to
+   * {@link #tail} (exclusive), in the slot {@code position & (ring.length - 1)}. Positions are ints
+   * that may wrap; only their differences are compared.
+   */
+  private TaskEnvelope[] ring = NO_RING;
+  /** Accessed only under lock: the oldest entry's position; its slot is live unless the line is empty. */
+  private int head;
+  /** Accessed only under lock: the position after the newest entry; the slot before it is live. */
+  private int tail;
+  /** Accessed only under lock: dead slots (cleared or stale) between head and tail. */
+  private int dead;
   private volatile int size;
   /** Accessed only under lock: set by shutdown; only admitted work may still join. */
   private boolean closed;
@@ -102,12 +131,14 @@ final class WaitingLine {
   /** Accessed only under lock: when the line last shed an entry ({@link #expire}). */
   private long lastShed;
   /**
-   * Accessed only under lock, and only by a LIFO line: the oldest pinned entry in line, or null.
-   * It moves forward only when that entry leaves (to the next pinned one behind it), so the
-   * stretches it passes over are disjoint: O(1) per entry over the line's life; it moves back only
-   * when an entry ahead of it is pinned while it waits ({@link #pin}), once per entry.
+   * Accessed only under lock, and only by a LIFO line: the oldest pinned entry in line, or null,
+   * and its position. It moves forward only when that entry leaves (to the next pinned one behind
+   * it), so the stretches it passes over are disjoint: O(1) per entry over the line's life; it
+   * moves back only when an entry ahead of it is pinned while it waits ({@link #pin}), once per
+   * entry.
    */
   private TaskEnvelope oldestPinned;
+  private int oldestPinnedAt;
 
   /** A FIFO line that keeps no time. */
   WaitingLine() {
@@ -135,6 +166,16 @@ final class WaitingLine {
 
   int size() {
     return size;
+  }
+
+  /** The entry that has waited longest, or null if the line is empty (for diagnostics and tests). */
+  TaskEnvelope oldest() {
+    lock.lock();
+    try {
+      return size == 0 ? null : at(head);
+    } finally {
+      lock.unlock();
+    }
   }
 
   /**
@@ -182,11 +223,11 @@ final class WaitingLine {
   TaskEnvelope poll() {
     lock.lock();
     try {
-      TaskEnvelope e = next();
-      if (e != null) {
-        unlink(e);
-        e.state = TaskEnvelope.QUEUED;
+      if (size == 0) {
+        return null;
       }
+      TaskEnvelope e = take(nextAt());
+      e.state = TaskEnvelope.QUEUED;
       return e;
     } finally {
       lock.unlock();
@@ -200,12 +241,12 @@ final class WaitingLine {
   TaskEnvelope pollFor(TaskEnvelope.Owner taker) {
     lock.lock();
     try {
-      TaskEnvelope e = next();
-      if (e != null) {
-        unlink(e);
-        e.owner = taker;
-        e.state = TaskEnvelope.QUEUED;
+      if (size == 0) {
+        return null;
       }
+      TaskEnvelope e = take(nextAt());
+      e.owner = taker;
+      e.state = TaskEnvelope.QUEUED;
       return e;
     } finally {
       lock.unlock();
@@ -222,60 +263,68 @@ final class WaitingLine {
     try {
       // the expiry read here, under the lock: a cancel, a hand-back or a sibling's take may clear
       // the entry's field as soon as the lock is released
-      TaskEnvelope e = next();
-      return e != null && e.expiry instanceof Admission.Expiry x && now - x.at >= 0 ? x : null;
+      if (size == 0) {
+        return null;
+      }
+      return at(nextAt()).expiry() instanceof Admission.Expiry x && now - x.at >= 0 ? x : null;
     } finally {
       lock.unlock();
     }
   }
 
   /**
-   * Under lock: the entry a freed seat goes to. FIFO, except that a LIFO line that stands serves
-   * its newest entry. LIFO reorders only work that a deadline can shed: pinned work can leave only
-   * by being served (guarantee 4), so it must not be starved. Hence the newest goes first only if
-   * it can be shed (a lane that yields its seat and rejoins as admitted work must not barge straight
-   * back in), and the oldest pinned entry goes first, wherever it waits, once it has waited a whole
-   * standing interval.
+   * Under lock, the line not empty: the position of the entry a freed seat goes to. FIFO, except
+   * that a LIFO line that stands serves its newest entry. LIFO reorders only work that a deadline
+   * can shed: pinned work can leave only by being served (guarantee 4), so it must not be starved.
+   * Hence the newest goes first only if it can be shed (a lane that yields its seat and rejoins as
+   * admitted work must not barge straight back in), and the oldest pinned entry goes first,
+   * wherever it waits, once it has waited a whole standing interval.
    */
-  private TaskEnvelope next() {
-    TaskEnvelope h = head;
-    TaskEnvelope t = tail;
-    if (!lifo || h == t) {
-      return h; // FIFO, an empty line, or a line of one
+  private int nextAt() {
+    if (!lifo || size == 1) {
+      return head; // FIFO, or a line of one
     }
     long now = System.nanoTime();
     if (now - emptySince < standingNanos) {
-      return h; // not standing
+      return head; // not standing
     }
     TaskEnvelope p = oldestPinned;
-    if (p != null && now - p.stamp.joined >= standingNanos) {
+    if (p != null && now - p.stamp().joined >= standingNanos) {
       // Pinned work behind sheddable entries is not starved by newer ones: checked before the
       // newest entry's own pin, or a pinned newcomer would send it behind every entry LIFO
       // passed over while it waited (review r7, F2).
-      return p;
+      return oldestPinnedAt;
     }
-    return t.stamp.pinned ? h : t; // a newest entry that cannot be shed does not barge in
+    int newest = tail - 1;
+    return at(newest).stamp().pinned ? head : newest; // one that cannot be shed does not barge in
   }
 
   /**
    * Pins an entry that is in this line (a lane admitted while its entry waits: its timer can no
-   * longer shed it); false if it is not linked here. The oldest-pinned pointer moves back to it if
-   * it waits ahead of the pointer.
+   * longer shed it); false if it is not waiting (in a line that keeps time: not linked here). The
+   * oldest-pinned pointer moves back to it if it waits ahead of the pointer. In a line that keeps
+   * time this looks for the entry's place, O(line): pins are rare (once per lane admitted while its
+   * entry waits), and such lines stay short (it is what they are for).
    */
   boolean pin(TaskEnvelope e) {
     lock.lock();
     try {
-      if (e.state != TaskEnvelope.WAITING || (head != e && e.prev == null)) {
-        return false; // not (or no longer) linked: nothing to pin
+      if (e.state != TaskEnvelope.WAITING) {
+        return false;
       }
-      Stamp st = e.stamp;
-      if (standingNanos > 0 && !st.pinned) { // a line that keeps no time has no use for pins
+      if (standingNanos == 0) {
+        return true; // a line that keeps no time has no use for pins
+      }
+      int offset = offsetOf(e);
+      if (offset < 0) {
+        return false; // not (or no longer) linked here: nothing to pin
+      }
+      Stamp st = e.stamp();
+      if (!st.pinned) {
         st.pinned = true;
-        if (lifo) {
-          TaskEnvelope p = oldestPinned;
-          if (p == null || isAhead(e, p)) {
-            oldestPinned = e;
-          }
+        if (lifo && (oldestPinned == null || offset < oldestPinnedAt - head)) {
+          oldestPinned = e;
+          oldestPinnedAt = head + offset;
         }
       }
       return true;
@@ -284,14 +333,14 @@ final class WaitingLine {
     }
   }
 
-  /** Under lock, both linked: whether {@code a} waits ahead of {@code b}. */
-  private static boolean isAhead(TaskEnvelope a, TaskEnvelope b) {
-    for (TaskEnvelope x = a.next; x != null; x = x.next) {
-      if (x == b) {
-        return true;
+  /** Under lock: how far behind the head {@code e} waits, or -1 if it is not linked here. */
+  private int offsetOf(TaskEnvelope e) {
+    for (int p = head; p != tail; p++) {
+      if (at(p) == e) {
+        return p - head;
       }
     }
-    return false;
+    return -1;
   }
 
   /** Removes a waiting entry; false if it already got a seat or left the line. */
@@ -301,8 +350,8 @@ final class WaitingLine {
       if (e.state != TaskEnvelope.WAITING) {
         return false;
       }
-      unlink(e);
       e.state = TaskEnvelope.CANCELLED;
+      withdrawn(e);
       return true;
     } finally {
       lock.unlock();
@@ -320,16 +369,16 @@ final class WaitingLine {
   boolean expire(TaskEnvelope e, SharedTimer.Task deadline, List<Runnable> tasks, Runnable count) {
     lock.lock();
     try {
-      if (e.state != TaskEnvelope.WAITING || e.expiry != deadline
+      if (e.state != TaskEnvelope.WAITING || e.expiry() != deadline
           || !e.kind.expiring(e.arg, tasks)) {
         return false;
       }
-      unlink(e);
       if (standingNanos > 0) {
         lastShed = System.nanoTime();
       }
       count.run();
       e.state = TaskEnvelope.EXPIRED;
+      withdrawn(e);
       return true;
     } finally {
       lock.unlock();
@@ -355,15 +404,16 @@ final class WaitingLine {
     try {
       closed = true;
       List<TaskEnvelope> callers = new ArrayList<>();
-      for (TaskEnvelope e = head; e != null; ) {
-        TaskEnvelope next = e.next;
-        if (e.caller != null) {
-          unlink(e);
+      for (int p = head; p != tail; p++) {
+        TaskEnvelope e = at(p);
+        if (isLive(e) && e.caller() != null) {
           e.state = TaskEnvelope.CLOSED;
+          e.keepFromReuse(); // its slot may stay stale (see the class notes)
           callers.add(e);
+          left(e, p);
         }
-        e = next;
       }
+      tidy();
       return callers;
     } finally {
       lock.unlock();
@@ -378,12 +428,17 @@ final class WaitingLine {
     lock.lock();
     try {
       List<TaskEnvelope> all = new ArrayList<>(size);
-      while (head != null) {
-        TaskEnvelope e = head;
-        unlink(e);
-        e.state = e.caller != null ? TaskEnvelope.CLOSED : TaskEnvelope.HANDED_BACK;
-        all.add(e);
+      for (int p = head; p != tail; p++) {
+        TaskEnvelope e = at(p);
+        if (isLive(e)) {
+          e.state = e.caller() != null ? TaskEnvelope.CLOSED : TaskEnvelope.HANDED_BACK;
+          all.add(e);
+        }
       }
+      ring = NO_RING;
+      head = tail = dead = 0;
+      oldestPinned = null;
+      size = 0;
       return all;
     } finally {
       lock.unlock();
@@ -425,55 +480,130 @@ final class WaitingLine {
   }
 
   private void link(TaskEnvelope e, boolean pinned) {
+    int length = ring.length;
+    if (tail - head == length) {
+      // Full (or not made yet): rebuilt without its dead slots, twice as long unless they were
+      // half of it or more.
+      rebuild(length == 0 ? MIN_RING : dead >= length / 2 ? length : 2 * length);
+    }
+    int p = tail;
     if (standingNanos > 0) {
       long now = System.nanoTime();
-      if (head == null && caughtUp && now - lastShed >= quietNanos) {
+      if (size == 0 && caughtUp && now - lastShed >= quietNanos) {
         caughtUp = false;
         emptySince = now; // the pool caught up, and its line was empty until this instant
       }
-      Stamp st = e.stamp;
+      Stamp st = e.stamp();
       if (st == null) {
-        e.stamp = st = new Stamp();
+        st = new Stamp();
+        e.stamp(st);
       }
       st.joined = now;
       st.standsFrom = emptySince + standingNanos;
       st.pinned = pinned;
       if (lifo && pinned && oldestPinned == null) {
         oldestPinned = e;
+        oldestPinnedAt = p;
       }
     }
-    e.prev = tail;
-    if (tail == null) {
-      head = e;
-    } else {
-      tail.next = e;
-    }
-    tail = e;
+    ring[p & (ring.length - 1)] = e;
+    tail = p + 1;
     size++;
   }
 
-  private void unlink(TaskEnvelope e) {
-    TaskEnvelope p = e.prev;
-    TaskEnvelope n = e.next;
-    if (e == oldestPinned) {
-      TaskEnvelope a = n;
-      while (a != null && !a.stamp.pinned) {
-        a = a.next;
-      }
-      oldestPinned = a;
-    }
-    if (p == null) {
-      head = n;
-    } else {
-      p.next = n;
-    }
-    if (n == null) {
-      tail = p;
-    } else {
-      n.prev = p;
-    }
-    e.prev = null;
-    e.next = null;
+  /** Under lock: the entry at position {@code p}, or null (a cleared slot). */
+  private TaskEnvelope at(int p) {
+    return ring[p & (ring.length - 1)];
+  }
+
+  /** Whether a slot's entry is in line: a slot is live exactly while its entry is WAITING. */
+  private static boolean isLive(TaskEnvelope x) {
+    return x != null && x.state == TaskEnvelope.WAITING;
+  }
+
+  /** Under lock: takes the live entry at position {@code p} out of the line (its slot cleared). */
+  private TaskEnvelope take(int p) {
+    TaskEnvelope e = at(p);
+    ring[p & (ring.length - 1)] = null;
+    left(e, p);
+    tidy();
+    return e;
+  }
+
+  /**
+   * Under lock: {@code e}, which was WAITING in this line, left it by a withdrawal (its state
+   * moved): its slot goes stale in place, so it must never be WAITING again (see the class notes).
+   */
+  private void withdrawn(TaskEnvelope e) {
+    e.keepFromReuse();
+    // Its position matters only to the oldest-pinned pointer, which knows it.
+    left(e, oldestPinned == e ? oldestPinnedAt : head);
+    tidy();
+  }
+
+  /**
+   * Under lock: the entry at position {@code p} left the line (its slot cleared or stale): the
+   * counts move, and the oldest-pinned pointer moves on past it to the next pinned entry.
+   */
+  private void left(TaskEnvelope e, int p) {
     size--;
+    dead++;
+    if (e == oldestPinned) {
+      oldestPinned = null;
+      for (int q = p + 1; q != tail; q++) {
+        TaskEnvelope x = at(q);
+        if (isLive(x) && x.stamp().pinned) {
+          oldestPinned = x;
+          oldestPinnedAt = q;
+          break;
+        }
+      }
+    }
+  }
+
+  /**
+   * Under lock: drops dead slots at both ends (so the head and the tail hold live entries), gives
+   * back a burst's ring once the line is empty, and rebuilds the ring once its dead slots
+   * outnumber its live entries (each rebuild follows as many withdrawals as it copies entries).
+   */
+  private void tidy() {
+    TaskEnvelope[] r = ring;
+    int mask = r.length - 1;
+    for (; head != tail && !isLive(r[head & mask]); head++) {
+      r[head & mask] = null;
+      dead--;
+    }
+    for (; head != tail && !isLive(r[(tail - 1) & mask]); tail--) {
+      r[(tail - 1) & mask] = null;
+      dead--;
+    }
+    if (head == tail) {
+      if (r.length > KEEP_RING) {
+        ring = NO_RING;
+      }
+      head = tail = 0;
+    } else if (dead > size + MIN_RING) {
+      rebuild(r.length);
+    }
+  }
+
+  /** Under lock: copies the live entries, in line order, into a new ring of {@code length}. */
+  private void rebuild(int length) {
+    TaskEnvelope[] old = ring;
+    TaskEnvelope[] r = new TaskEnvelope[length];
+    int n = 0;
+    for (int p = head; p != tail; p++) {
+      TaskEnvelope x = old[p & (old.length - 1)];
+      if (isLive(x)) {
+        if (x == oldestPinned) {
+          oldestPinnedAt = n;
+        }
+        r[n++] = x;
+      }
+    }
+    ring = r;
+    head = 0;
+    tail = n;
+    dead = 0;
   }
 }

@@ -3,7 +3,6 @@ package dev.warmpool;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import java.lang.reflect.Field;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -127,9 +126,9 @@ class FourthReviewExpiryTest {
 
   /** The entry's deadline timer once its joiner has set and scheduled it. */
   private static Admission.Expiry armed(TaskEnvelope e) {
-    assertThat(eventually(() -> e.expiry != null && e.expiry.index >= 0)).as("deadline armed")
+    assertThat(eventually(() -> e.expiry() != null && e.expiry().index >= 0)).as("deadline armed")
         .isTrue();
-    return (Admission.Expiry) e.expiry;
+    return (Admission.Expiry) e.expiry();
   }
 
   /**
@@ -178,13 +177,7 @@ class FourthReviewExpiryTest {
 
   /** The head of the pool's waiting line (a blocked caller's envelope, which has no handle). */
   private static TaskEnvelope lineHead(WaitingLine line) {
-    try {
-      Field f = WaitingLine.class.getDeclaredField("head");
-      f.setAccessible(true);
-      return (TaskEnvelope) f.get(line);
-    } catch (ReflectiveOperationException e) {
-      throw new AssertionError(e);
-    }
+    return line.oldest();
   }
 
   private static WaitingLine lineOf(WorkerPool pool) {
@@ -263,7 +256,7 @@ class FourthReviewExpiryTest {
     WorkerPool pool = pool(1, HOUR);
     Hold seat = hold(pool);
     TaskEnvelope e = (TaskEnvelope) pool.enqueue(new Probe());
-    SharedTimer.Task x = e.expiry;
+    SharedTimer.Task x = e.expiry();
     List<Runnable> back = pool.shutdownNow();
     assertThat(back).hasSize(1);
     seat.release.countDown();
@@ -317,9 +310,9 @@ class FourthReviewExpiryTest {
     TaskEnvelope cancelled = (TaskEnvelope) pool.enqueue(new Probe());
     TaskEnvelope grown = (TaskEnvelope) pool.enqueue(new Probe());
     TaskEnvelope handed = (TaskEnvelope) pool.enqueue(new Probe());
-    SharedTimer.Task xc = cancelled.expiry;
-    SharedTimer.Task xg = grown.expiry;
-    SharedTimer.Task xh = handed.expiry;
+    SharedTimer.Task xc = cancelled.expiry();
+    SharedTimer.Task xg = grown.expiry();
+    SharedTimer.Task xh = handed.expiry();
     assertThat(cancelled.cancel()).isTrue();
     assertThat(SharedTimer.INSTANCE.cancel(xc)).as("cancel disarms").isFalse();
     pool.resize(2);

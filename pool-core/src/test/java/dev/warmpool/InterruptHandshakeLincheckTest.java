@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(120)
 public class InterruptHandshakeLincheckTest {
   private final TaskEnvelope task =
-      new TaskEnvelope(null, TaskKind.RUNNABLE, (Runnable) () -> { }, null, TaskEnvelope.QUEUED);
+      new TaskEnvelope(null, TaskKind.RUNNABLE, (Runnable) () -> { }, TaskEnvelope.QUEUED);
   private final Runner runner = new Runner();
   private volatile boolean finished;
   private int lateInterrupts;

@@ -29,7 +29,7 @@ class R12IntakeReviewTest {
   @AutoClose final PoolFixture fixture = new PoolFixture();
 
   private static TaskEnvelope plain(int id) {
-    return new TaskEnvelope(null, TaskKind.RUNNABLE, id, null, TaskEnvelope.WAITING);
+    return new TaskEnvelope(null, TaskKind.RUNNABLE, id, TaskEnvelope.WAITING);
   }
 
   /**

@@ -44,7 +44,7 @@ class R7RaceStressTest {
           fld.setAccessible(true);
           Object v = fld.get(l);
           if (v instanceof TaskEnvelope e) {
-            v = "env(state=" + e.state + ",pinned=" + (e.stamp != null && e.stamp.pinned) + ",owner=" + e.owner + ")";
+            v = "env(state=" + e.state + ",pinned=" + (e.stamp() != null && e.stamp().pinned) + ",owner=" + e.owner + ")";
           } else if (v instanceof Admission a) {
             v = a.description;
           }

@@ -27,7 +27,7 @@ public class R9InterruptNotLostLincheckTest {
   private final Runner runner = new Runner();
   private final Worker worker = new Worker(null, null, null);
   private final TaskEnvelope task =
-      new TaskEnvelope(null, TaskKind.RUNNABLE, (Runnable) () -> { }, null, TaskEnvelope.QUEUED);
+      new TaskEnvelope(null, TaskKind.RUNNABLE, (Runnable) () -> { }, TaskEnvelope.QUEUED);
 
   /** A runner thread that is never started: its interrupt() only records when it began. */
   private final class Runner extends Thread {

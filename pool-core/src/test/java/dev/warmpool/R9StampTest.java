@@ -12,7 +12,7 @@ import org.junit.jupiter.api.Test;
  */
 class R9StampTest {
   private static TaskEnvelope entry() {
-    return new TaskEnvelope(null, TaskKind.RUNNABLE, (Runnable) () -> { }, null,
+    return new TaskEnvelope.Full(null, TaskKind.RUNNABLE, (Runnable) () -> { }, null,
         TaskEnvelope.WAITING);
   }
 
@@ -41,7 +41,7 @@ class R9StampTest {
     join(line, reused, false); // admitted: pinned on this trip
     letItStand();
     assertThat(line.poll()).isSameAs(reused);
-    assertThat(reused.stamp.pinned).isTrue();
+    assertThat(reused.stamp().pinned).isTrue();
     reused.state = TaskEnvelope.DONE;
 
     // next trip: a sheddable entry waits first, then the reused one joins sheddable
@@ -59,13 +59,13 @@ class R9StampTest {
     WaitingLine line = standingLifo();
     TaskEnvelope reused = entry();
     join(line, reused, true);
-    WaitingLine.Stamp first = reused.stamp;
+    WaitingLine.Stamp first = reused.stamp();
     long joined = first.joined;
     assertThat(line.poll()).isSameAs(reused);
     letItStand();
     join(line, reused, true);
-    assertThat(reused.stamp).as("reused, not made again").isSameAs(first);
-    assertThat(reused.stamp.joined - joined).as("this trip's join time").isPositive();
+    assertThat(reused.stamp()).as("reused, not made again").isSameAs(first);
+    assertThat(reused.stamp().joined - joined).as("this trip's join time").isPositive();
   }
 
   @Test
@@ -73,7 +73,7 @@ class R9StampTest {
     WaitingLine fifo = new WaitingLine();
     TaskEnvelope e = entry();
     join(fifo, e, true);
-    assertThat(e.stamp).isNull();
+    assertThat(e.stamp()).isNull();
     assertThat(fifo.pin(e)).as("linked here: pinned (a no-op without a stamp)").isTrue();
     assertThat(fifo.poll()).isSameAs(e);
 
@@ -82,10 +82,10 @@ class R9StampTest {
     TaskEnvelope older = entry();
     join(lifo, older, true);
     join(lifo, e, true);
-    assertThat(e.stamp).isNotNull();
-    assertThat(e.stamp.pinned).isFalse();
+    assertThat(e.stamp()).isNotNull();
+    assertThat(e.stamp().pinned).isFalse();
     assertThat(lifo.pin(e)).isTrue();
-    assertThat(e.stamp.pinned).isTrue();
+    assertThat(e.stamp().pinned).isTrue();
     letItStand();
     // pinned, and it has waited the whole (1 ns) interval: it goes first, as the oldest pinned
     assertThat(lifo.poll()).isSameAs(e);
