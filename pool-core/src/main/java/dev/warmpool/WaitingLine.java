@@ -25,10 +25,10 @@ import java.util.function.Supplier;
  * (cancel, expiry, a caller woken by shutdown) is O(1): it only moves the entry's state, and its
  * slot goes <em>stale</em> in place. A slot is live exactly while its entry is WAITING, so the entry
  * must never be WAITING again while its stale slot remains: a withdrawn entry is kept from reuse
- * ({@link TaskEnvelope#keepFromReuse}; only a serial lane reuses its entry). Stale and cleared slots
- * are dropped as soon as they reach either end, so the head and the tail always hold live entries;
- * the ring is rebuilt without them when it is full or they outnumber the live ones (amortized O(1)
- * per withdrawal), and given back when it empties after a burst.
+ * ({@link TaskEnvelope#keepFromReuse}; only a serial lane reuses its entry). A taker drops the
+ * stale slots it meets at the end it takes from (lazily: it reads the entry it takes, never the one
+ * behind it); the ring is rebuilt without them when it is full or they outnumber the live ones
+ * (amortized O(1) per withdrawal), cleared when the line empties, and given back after a burst.
  *
  * <h2>Standing, and adaptive LIFO</h2>
  * A line made with a standing interval ({@code controlledDelay} or {@code adaptiveLifo}) keeps
@@ -172,7 +172,7 @@ final class WaitingLine {
   TaskEnvelope oldest() {
     lock.lock();
     try {
-      return size == 0 ? null : at(head);
+      return size == 0 ? null : at(liveHead());
     } finally {
       lock.unlock();
     }
@@ -282,11 +282,11 @@ final class WaitingLine {
    */
   private int nextAt() {
     if (!lifo || size == 1) {
-      return head; // FIFO, or a line of one
+      return liveHead(); // FIFO, or a line of one
     }
     long now = System.nanoTime();
     if (now - emptySince < standingNanos) {
-      return head; // not standing
+      return liveHead(); // not standing
     }
     TaskEnvelope p = oldestPinned;
     if (p != null && now - p.stamp().joined >= standingNanos) {
@@ -295,8 +295,8 @@ final class WaitingLine {
       // passed over while it waited (review r7, F2).
       return oldestPinnedAt;
     }
-    int newest = tail - 1;
-    return at(newest).stamp().pinned ? head : newest; // one that cannot be shed does not barge in
+    int newest = liveTail();
+    return at(newest).stamp().pinned ? liveHead() : newest; // one that cannot be shed waits its turn
   }
 
   /**
@@ -410,10 +410,11 @@ final class WaitingLine {
           e.state = TaskEnvelope.CLOSED;
           e.keepFromReuse(); // its slot may stay stale (see the class notes)
           callers.add(e);
+          dead++;
           left(e, p);
         }
       }
-      tidy();
+      settle();
       return callers;
     } finally {
       lock.unlock();
@@ -521,12 +522,50 @@ final class WaitingLine {
     return x != null && x.state == TaskEnvelope.WAITING;
   }
 
+  /**
+   * Under lock, the line not empty: the position of the oldest entry, past dead slots at the head
+   * (dropped here, lazily: a taker reads the entry it takes anyway, not the one behind it).
+   */
+  private int liveHead() {
+    if (dead == 0) {
+      return head; // nothing withdrawn: every slot is live (and its entry is not read here)
+    }
+    TaskEnvelope[] r = ring;
+    int mask = r.length - 1;
+    for (; !isLive(r[head & mask]); head++) {
+      r[head & mask] = null;
+      dead--;
+    }
+    return head;
+  }
+
+  /** Under lock, the line not empty: the position of the newest entry, as {@link #liveHead}. */
+  private int liveTail() {
+    if (dead == 0) {
+      return tail - 1;
+    }
+    TaskEnvelope[] r = ring;
+    int mask = r.length - 1;
+    for (; !isLive(r[(tail - 1) & mask]); tail--) {
+      r[(tail - 1) & mask] = null;
+      dead--;
+    }
+    return tail - 1;
+  }
+
   /** Under lock: takes the live entry at position {@code p} out of the line (its slot cleared). */
   private TaskEnvelope take(int p) {
     TaskEnvelope e = at(p);
     ring[p & (ring.length - 1)] = null;
-    left(e, p);
-    tidy();
+    left(e, p); // before the ends move: it looks behind p, up to the tail
+    if (p == head) {
+      head++; // no dead slot: the common case, FIFO
+    } else if (p == tail - 1) {
+      tail--; // LIFO's
+    } else {
+      dead++; // the oldest pinned entry, from the middle
+    }
+    settle();
     return e;
   }
 
@@ -536,18 +575,19 @@ final class WaitingLine {
    */
   private void withdrawn(TaskEnvelope e) {
     e.keepFromReuse();
+    dead++;
     // Its position matters only to the oldest-pinned pointer, which knows it.
     left(e, oldestPinned == e ? oldestPinnedAt : head);
-    tidy();
+    settle();
   }
 
   /**
-   * Under lock: the entry at position {@code p} left the line (its slot cleared or stale): the
-   * counts move, and the oldest-pinned pointer moves on past it to the next pinned entry.
+   * Under lock: the entry at position {@code p} left the line: the count moves, and the
+   * oldest-pinned pointer moves on past it to the next pinned entry. Positions stay as they are
+   * until {@link #settle}.
    */
   private void left(TaskEnvelope e, int p) {
     size--;
-    dead++;
     if (e == oldestPinned) {
       oldestPinned = null;
       for (int q = p + 1; q != tail; q++) {
@@ -562,28 +602,23 @@ final class WaitingLine {
   }
 
   /**
-   * Under lock: drops dead slots at both ends (so the head and the tail hold live entries), gives
-   * back a burst's ring once the line is empty, and rebuilds the ring once its dead slots
-   * outnumber its live entries (each rebuild follows as many withdrawals as it copies entries).
+   * Under lock, after entries left: clears the ring once the line is empty (a burst's ring given
+   * back), or rebuilds it once its dead slots outnumber its live entries. Each clear or rebuild
+   * follows as many departures as it visits dead slots: amortized O(1).
    */
-  private void tidy() {
-    TaskEnvelope[] r = ring;
-    int mask = r.length - 1;
-    for (; head != tail && !isLive(r[head & mask]); head++) {
-      r[head & mask] = null;
-      dead--;
-    }
-    for (; head != tail && !isLive(r[(tail - 1) & mask]); tail--) {
-      r[(tail - 1) & mask] = null;
-      dead--;
-    }
-    if (head == tail) {
-      if (r.length > KEEP_RING) {
+  private void settle() {
+    int n = size;
+    if (n == 0) {
+      if (ring.length > KEEP_RING) {
         ring = NO_RING;
+      } else {
+        for (int q = head; q != tail; q++) {
+          ring[q & (ring.length - 1)] = null; // what stale slots still hold
+        }
       }
-      head = tail = 0;
-    } else if (dead > size + MIN_RING) {
-      rebuild(r.length);
+      head = tail = dead = 0;
+    } else if (dead > n + MIN_RING) {
+      rebuild(ring.length);
     }
   }
 
@@ -591,6 +626,20 @@ final class WaitingLine {
   private void rebuild(int length) {
     TaskEnvelope[] old = ring;
     TaskEnvelope[] r = new TaskEnvelope[length];
+    if (dead == 0) { // a ring that grows: every slot is live, copied without reading the entries
+      int from = head & (old.length - 1);
+      int n = tail - head;
+      int first = Math.min(n, old.length - from);
+      System.arraycopy(old, from, r, 0, first);
+      System.arraycopy(old, 0, r, first, n - first);
+      if (oldestPinned != null) {
+        oldestPinnedAt -= head;
+      }
+      ring = r;
+      head = 0;
+      tail = n;
+      return;
+    }
     int n = 0;
     for (int p = head; p != tail; p++) {
       TaskEnvelope x = old[p & (old.length - 1)];

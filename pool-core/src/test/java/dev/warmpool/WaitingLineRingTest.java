@@ -15,6 +15,7 @@ import org.junit.jupiter.api.Test;
  * operations from fixed seeds, each checked at once: what each call returns, the size, the oldest
  * entry, and at the end the drain's order.
  */
+@org.junit.jupiter.api.Timeout(120) // a position loop that runs past the tail shows as a hang (found so)
 class WaitingLineRingTest {
   /** Standing takes a nanosecond: spin until the clock has moved well past it. */
   private static void letItStand() {
