@@ -509,6 +509,10 @@ final class Admission implements TaskEnvelope.Owner {
    */
   private boolean expire(Expiry x) {
     TaskEnvelope e = x.entry;
+    // Read before the line takes it out: an expired entry gives up its task (its stale slot must
+    // not keep it reachable, review r17 F2); read racily, but only a withdrawal clears it, and then
+    // the expiry below fails.
+    Object arg = e.arg;
     // Held before the entry leaves the line (tryTerminate reads it under the line's lock): the
     // pool does not terminate while whoever waits for this entry has not yet heard of its end.
     holds.incrementAndGet();
@@ -525,7 +529,7 @@ final class Admission implements TaskEnvelope.Owner {
     Runnable tell;
     if (e.kind.countsAsTask()) {
       PoolOverloadedException cause = x.failure();
-      tell = e.kind.expiredAtOnce(e.arg, cause) ? () -> e.kind.expired(e.arg, cause) : null;
+      tell = e.kind.expiredAtOnce(arg, cause) ? () -> e.kind.expired(arg, cause) : null;
     } else if (!laneTasks.isEmpty()) {
       List<Runnable> toTell = new ArrayList<>();
       for (Runnable t : laneTasks) {
@@ -537,7 +541,7 @@ final class Admission implements TaskEnvelope.Owner {
     } else {
       // A kind that counts what expired with it (a subpool's task, in its subpool).
       PoolOverloadedException cause = x.failure();
-      tell = e.kind.expiredAtOnce(e.arg, cause) ? () -> e.kind.expired(e.arg, cause) : null;
+      tell = e.kind.expiredAtOnce(arg, cause) ? () -> e.kind.expired(arg, cause) : null;
     }
     if (tell == null) {
       releaseHere();

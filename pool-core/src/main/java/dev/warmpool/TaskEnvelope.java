@@ -120,7 +120,12 @@ class TaskEnvelope implements TaskHandle {
    */
   Owner owner;
   final TaskKind kind;
-  final Object arg;
+  /**
+   * The task (or the unit: a lane, a subpool's task). Cleared under the line's lock when the
+   * entry is withdrawn from the line ({@link WaitingLine}: its slot may stay behind, stale, and
+   * must not keep the task reachable; review r17, F2); nothing reads it after that.
+   */
+  Object arg;
   volatile int state;
   /**
    * The worker running it (a shutdownNow or cancel(true) interrupt goes through its shield, see

@@ -25,10 +25,13 @@ import java.util.function.Supplier;
  * (cancel, expiry, a caller woken by shutdown) is O(1): it only moves the entry's state, and its
  * slot goes <em>stale</em> in place. A slot is live exactly while its entry is WAITING, so the entry
  * must never be WAITING again while its stale slot remains: a withdrawn entry is kept from reuse
- * ({@link TaskEnvelope#keepFromReuse}; only a serial lane reuses its entry). A taker drops the
- * stale slots it meets at the end it takes from (lazily: it reads the entry it takes, never the one
- * behind it); the ring is rebuilt without them when it is full or they outnumber the live ones
- * (amortized O(1) per withdrawal), cleared when the line empties, and given back after a burst.
+ * ({@link TaskEnvelope#keepFromReuse}; only a serial lane reuses its entry), and gives up its task
+ * (its {@code arg}), so that a stale slot keeps 32 bytes reachable, never the task and what it
+ * captured (review r17, F2). A taker drops the stale slots it meets at the end it takes from
+ * (lazily: it reads the entry it takes, never the one behind it); the ring is rebuilt without them
+ * when it is full or they outnumber the live ones (amortized O(1) per withdrawal), cleared when the
+ * line empties, given back after a burst, and shrunk when a burst's line stays short without ever
+ * emptying (review r17, F1).
  *
  * <h2>Standing, and adaptive LIFO</h2>
  * A line made with a standing interval ({@code controlledDelay} or {@code adaptiveLifo}) keeps
@@ -409,6 +412,7 @@ final class WaitingLine {
         if (isLive(e) && e.caller() != null) {
           e.state = TaskEnvelope.CLOSED;
           e.keepFromReuse(); // its slot may stay stale (see the class notes)
+          e.arg = null; // nor keep its task reachable: its caller has it
           callers.add(e);
           dead++;
           left(e, p);
@@ -575,6 +579,7 @@ final class WaitingLine {
    */
   private void withdrawn(TaskEnvelope e) {
     e.keepFromReuse();
+    e.arg = null; // its stale slot must not keep the task reachable (review r17, F2)
     dead++;
     // Its position matters only to the oldest-pinned pointer, which knows it.
     left(e, oldestPinned == e ? oldestPinnedAt : head);
@@ -603,12 +608,21 @@ final class WaitingLine {
 
   /**
    * Under lock, after entries left: clears the ring once the line is empty (a burst's ring given
-   * back), or rebuilds it once its dead slots outnumber its live entries. Each clear or rebuild
-   * follows as many departures as it visits dead slots: amortized O(1).
+   * back); shrinks a burst's ring (over {@link #KEEP_RING}) to between 4 and 8 slots per entry
+   * once its line holds fewer than one entry per 8 slots, though the line never empties (review
+   * r17, F1); or rebuilds it once its dead slots outnumber its live entries. Each follows at least
+   * a fixed share as many departures as it visits slots: amortized O(1).
    */
   private void settle() {
     int n = size;
-    if (n == 0) {
+    int length = ring.length;
+    if (length > KEEP_RING && n != 0 && n < length >>> 3) {
+      int shrunk = MIN_RING;
+      while (shrunk < 4 * n) {
+        shrunk <<= 1;
+      }
+      rebuild(shrunk);
+    } else if (n == 0) {
       if (ring.length > KEEP_RING) {
         ring = NO_RING;
       } else {
