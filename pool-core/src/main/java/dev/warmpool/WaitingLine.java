@@ -77,6 +77,11 @@ final class WaitingLine {
      * served or withdrawn, so adaptive LIFO must not starve it.
      */
     boolean pinned;
+    /**
+     * Its position in the ring of the line it joined, while it waits there: set as it links, moved
+     * by every rebuild of a line that keeps time, so that {@link #pin} finds it in O(1).
+     */
+    int at;
   }
 
   /** The outcome of {@link #offer}. */
@@ -100,9 +105,13 @@ final class WaitingLine {
    * that may wrap; only their differences are compared.
    */
   private TaskEnvelope[] ring = NO_RING;
-  /** Accessed only under lock: the oldest entry's position; its slot is live unless the line is empty. */
+  /**
+   * Accessed only under lock: the position of the oldest slot in use. Its slot holds the oldest
+   * entry unless stale slots (withdrawn entries, {@link #dead}) lie before it: a taker drops them
+   * ({@link #liveHead}).
+   */
   private int head;
-  /** Accessed only under lock: the position after the newest entry; the slot before it is live. */
+  /** Accessed only under lock: the position after the newest slot in use (as {@link #head}). */
   private int tail;
   /** Accessed only under lock: dead slots (cleared or stale) between head and tail. */
   private int dead;
@@ -305,9 +314,8 @@ final class WaitingLine {
   /**
    * Pins an entry that is in this line (a lane admitted while its entry waits: its timer can no
    * longer shed it); false if it is not waiting (in a line that keeps time: not linked here). The
-   * oldest-pinned pointer moves back to it if it waits ahead of the pointer. In a line that keeps
-   * time this looks for the entry's place, O(line): pins are rare (once per lane admitted while its
-   * entry waits), and such lines stay short (it is what they are for).
+   * oldest-pinned pointer moves back to it if it waits ahead of the pointer. O(1): the entry's
+   * stamp knows its place (review r17 saw the scan this replaced).
    */
   boolean pin(TaskEnvelope e) {
     lock.lock();
@@ -318,11 +326,11 @@ final class WaitingLine {
       if (standingNanos == 0) {
         return true; // a line that keeps no time has no use for pins
       }
-      int offset = offsetOf(e);
-      if (offset < 0) {
+      Stamp st = e.stamp();
+      int offset = st == null ? -1 : st.at - head;
+      if (offset < 0 || offset >= tail - head || at(st.at) != e) {
         return false; // not (or no longer) linked here: nothing to pin
       }
-      Stamp st = e.stamp();
       if (!st.pinned) {
         st.pinned = true;
         if (lifo && (oldestPinned == null || offset < oldestPinnedAt - head)) {
@@ -334,16 +342,6 @@ final class WaitingLine {
     } finally {
       lock.unlock();
     }
-  }
-
-  /** Under lock: how far behind the head {@code e} waits, or -1 if it is not linked here. */
-  private int offsetOf(TaskEnvelope e) {
-    for (int p = head; p != tail; p++) {
-      if (at(p) == e) {
-        return p - head;
-      }
-    }
-    return -1;
   }
 
   /** Removes a waiting entry; false if it already got a seat or left the line. */
@@ -506,6 +504,7 @@ final class WaitingLine {
       st.joined = now;
       st.standsFrom = emptySince + standingNanos;
       st.pinned = pinned;
+      st.at = p;
       if (lifo && pinned && oldestPinned == null) {
         oldestPinned = e;
         oldestPinnedAt = p;
@@ -640,16 +639,15 @@ final class WaitingLine {
   private void rebuild(int length) {
     TaskEnvelope[] old = ring;
     TaskEnvelope[] r = new TaskEnvelope[length];
-    if (dead == 0) { // a ring that grows: every slot is live, copied without reading the entries
+    if (dead == 0 && standingNanos == 0) {
+      // A ring that grows: every slot is live, copied without reading the entries (a line that
+      // keeps time moves each entry's recorded place below).
       int from = head & (old.length - 1);
       int n = tail - head;
       int first = Math.min(n, old.length - from);
       System.arraycopy(old, from, r, 0, first);
       System.arraycopy(old, 0, r, first, n - first);
-      if (oldestPinned != null) {
-        oldestPinnedAt -= head;
-      }
-      ring = r;
+      ring = r; // (no pins either: only a line that keeps time has them)
       head = 0;
       tail = n;
       return;
@@ -660,6 +658,9 @@ final class WaitingLine {
       if (isLive(x)) {
         if (x == oldestPinned) {
           oldestPinnedAt = n;
+        }
+        if (standingNanos > 0) {
+          x.stamp().at = n;
         }
         r[n++] = x;
       }

@@ -39,7 +39,7 @@ class FourthReviewExpiryTest {
   /** A gross bound for a 50 ms deadline on a loaded machine: only a real violation exceeds it. */
   private static final Duration GROSS = Duration.ofSeconds(2);
   /** Each race's time box (at least its minimum of runs); was 3-5 s, 58 s for the class. */
-  private static final Duration RACE = PoolFixture.stress(Duration.ofMillis(800));
+  private static final Duration RACE = PoolFixture.stress(Duration.ofMillis(500));
   @AutoClose final PoolFixture fixture = new PoolFixture();
 
   // ---------------------------------------------------------------------------------------------

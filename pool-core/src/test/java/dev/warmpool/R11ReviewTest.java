@@ -239,6 +239,26 @@ class R11ReviewTest {
    * its thread function throws {@code OutOfMemoryError: unable to create native thread}.
    * White-box, as R10TimerReviewTest's F5: the function is swapped and restored.
    */
+  /** What keeps the shared timer running: its pending tasks, by class (diagnostics). */
+  private static String pendingTimers() {
+    try {
+      java.lang.reflect.Field heap = SharedTimer.class.getDeclaredField("heap");
+      heap.setAccessible(true);
+      StringBuilder sb = new StringBuilder();
+      for (Object t : (Object[]) heap.get(SharedTimer.INSTANCE)) {
+        if (t != null) {
+          sb.append(t.getClass().getName()).append(' ');
+          if (t instanceof Admission.Expiry x) {
+            sb.append("(entry ").append(x.entry).append(", arg ").append(x.entry.arg).append(") ");
+          }
+        }
+      }
+      return sb.toString();
+    } catch (ReflectiveOperationException e) {
+      return e.toString();
+    }
+  }
+
   private static void withTimerThreadUnstartable(WorkerPool pool, ThrowingBody body)
       throws Exception {
     if (pool instanceof BoundedPool b) {
@@ -246,7 +266,7 @@ class R11ReviewTest {
     }
     assertThat(PoolFixture.waitUntil(Duration.ofSeconds(20),
         () -> !SharedTimer.INSTANCE.isRunning()))
-        .as("the shared timer lingered out").isTrue();
+        .as("the shared timer lingered out; still pending: %s", pendingTimers()).isTrue();
     java.lang.reflect.Field threads = SharedTimer.class.getDeclaredField("threads");
     threads.setAccessible(true);
     Object original = threads.get(SharedTimer.INSTANCE);

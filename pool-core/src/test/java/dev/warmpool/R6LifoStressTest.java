@@ -120,7 +120,9 @@ class R6LifoStressTest {
     List<Runnable> back = rnd.nextBoolean() ? pool.shutdownNow() : new ArrayList<>();
     pool.shutdown();
     parent.shutdown();
-    assertThat(parent.awaitTermination(20, TimeUnit.SECONDS)).as("round %d", round).isTrue();
+    assertThat(parent.awaitTermination(20, TimeUnit.SECONDS))
+        .as("round %d: %s %s; lanes %s", round, parent.stats(), pool.stats(),
+            R7RaceStressTest.laneStates(lanes)).isTrue();
     Map<Runnable, Integer> handedBack = new IdentityHashMap<>();
     for (Runnable r : back) {
       handedBack.merge(r, 1, Integer::sum);

@@ -46,7 +46,7 @@ class ShutdownCycleStressTest {
 
   private static final int CAPACITY = 16;
   private static final int SUBMITTERS = 8;
-  private static final int PER_SUBMITTER = 6_000;
+  private static final int PER_SUBMITTER = PoolFixture.stress(3_000);
   private static final String[] KINDS = {"execute", "tryExecute", "enqueue", "submit",
       "schedule", "lane", "lane.schedule"};
 
