@@ -42,6 +42,20 @@ class R6LifoStressTest {
     }
   }
 
+  /** The stacks of this test's pool threads (what a pool that does not terminate is doing). */
+  private static String poolThreads() {
+    StringBuilder sb = new StringBuilder();
+    Thread.getAllStackTraces().forEach((t, stack) -> {
+      if (t.getName().contains("r6lifo-stress") || t.getName().startsWith("warmpool")) {
+        sb.append("\n").append(t.getName()).append(' ').append(t.getState());
+        for (int i = 0; i < Math.min(stack.length, 12); i++) {
+          sb.append("\n    at ").append(stack[i]);
+        }
+      }
+    });
+    return sb.toString();
+  }
+
   private void round(String where, int round) throws Exception {
     ThreadLocalRandom rnd = ThreadLocalRandom.current();
     long target = 50_000 + rnd.nextInt(300_000);
@@ -121,8 +135,9 @@ class R6LifoStressTest {
     pool.shutdown();
     parent.shutdown();
     assertThat(parent.awaitTermination(20, TimeUnit.SECONDS))
-        .as("round %d: %s %s; lanes %s", round, parent.stats(), pool.stats(),
-            R7RaceStressTest.laneStates(lanes)).isTrue();
+        .as(() -> "round " + round + ": " + parent.stats() + " " + pool.stats() + "; lanes "
+            + R7RaceStressTest.laneStates(lanes) + "\nthreads:" + poolThreads())
+        .isTrue();
     Map<Runnable, Integer> handedBack = new IdentityHashMap<>();
     for (Runnable r : back) {
       handedBack.merge(r, 1, Integer::sum);
