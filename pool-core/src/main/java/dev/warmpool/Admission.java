@@ -208,7 +208,7 @@ final class Admission implements TaskEnvelope.Owner {
 
   /**
    * A new envelope of this pool for a task (or a caller) that may wait in line with
-   * {@code maxWaitNanos} (0: the pool's limit; -1: none). Plain (40 bytes) unless it may need what
+   * {@code maxWaitNanos} (0: the pool's limit; -1: none). Plain (32 bytes) unless it may need what
    * only a {@link TaskEnvelope.Full} one carries: a blocked caller, a line deadline (the pool's or
    * the call's), or a stamp of a line that keeps time (issue 33: memory per task in line).
    */
