@@ -271,25 +271,11 @@ class R10TimerReviewTest {
       }
     }, 0, 1, TimeUnit.MILLISECONDS);
     PoolFixture.await(inRun);
-    // The pool's idle-worker cleaner keeps the shared timer's thread alive while the pool has
-    // workers: off the timer for this test (its own flag still says scheduled, so nothing re-adds
-    // it; the pool's shutdown at the end cancels it again, a no-op).
-    SharedTimer.INSTANCE.cancel(((BoundedPool) pool).engine.cleaner);
-    assertThat(PoolFixture.waitUntil(Duration.ofSeconds(20), () -> !SharedTimer.INSTANCE.isRunning()))
-        .as("the shared timer lingered out during the run").isTrue();
-    java.lang.reflect.Field threads = SharedTimer.class.getDeclaredField("threads");
-    threads.setAccessible(true);
-    Object original = threads.get(SharedTimer.INSTANCE);
-    threads.set(SharedTimer.INSTANCE, (java.util.function.Function<Runnable, Thread>) loop -> {
-      throw new OutOfMemoryError("r10 injected: unable to create native thread");
-    });
-    try {
+    TimerThreadFailure.whileUnstartable(pool, "r10", () -> {
       release.countDown();
       assertThat(PoolFixture.waitUntil(Duration.ofSeconds(10),
           () -> pool.stats().completed() + pool.stats().failed() >= 1)).isTrue();
-    } finally {
-      threads.set(SharedTimer.INSTANCE, original);
-    }
+    });
     assertThat(PoolFixture.waitUntil(Duration.ofSeconds(5), () -> f.isDone() || runs.get() >= 2))
         .as("the periodic task runs again or its future completes: %s, runs %d, %s", f, runs.get(),
             pool.stats())

@@ -4,8 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.ConcurrentHashMap;
@@ -236,96 +234,6 @@ class R11ReviewTest {
   // -----------------------------------------------------------------------------------------------
   // The timer
 
-  /**
-   * Runs {@code body} while the shared timer's thread cannot be started (it lingered out first):
-   * its thread function throws {@code OutOfMemoryError: unable to create native thread}.
-   * White-box, as R10TimerReviewTest's F5: the function is swapped and restored.
-   */
-  /** What keeps the shared timer running: its pending tasks, by class (diagnostics). */
-  private static String pendingTimers() {
-    try {
-      java.lang.reflect.Field heap = SharedTimer.class.getDeclaredField("heap");
-      heap.setAccessible(true);
-      StringBuilder sb = new StringBuilder();
-      for (Object t : (Object[]) heap.get(SharedTimer.INSTANCE)) {
-        if (t != null) {
-          sb.append(t.getClass().getName()).append(' ');
-          if (t instanceof Admission.Expiry x) {
-            sb.append("(entry ").append(x.entry).append(", arg ").append(x.entry.arg).append(") ");
-          }
-        }
-      }
-      return sb.toString();
-    } catch (ReflectiveOperationException e) {
-      return e.toString();
-    }
-  }
-
-  private static void withTimerThreadUnstartable(WorkerPool pool, ThrowingBody body)
-      throws Exception {
-    if (pool instanceof BoundedPool b) {
-      SharedTimer.INSTANCE.cancel(b.engine.cleaner); // its flag still says scheduled: not re-added
-    }
-    // A pool another test class left running keeps its cleaner on the shared timer (the CI run
-    // of 398bac9 failed here so: "still pending: dev.warmpool.Cleaner"; the class order differs
-    // between machines). Such timers are set aside while the body runs and put back after, at
-    // their own deadlines: this test needs the timer's thread gone, not the other pools quiet.
-    List<SharedTimer.Task> setAside = new ArrayList<>();
-    List<Long> deadlines = new ArrayList<>();
-    if (!PoolFixture.waitUntil(Duration.ofSeconds(2), () -> !SharedTimer.INSTANCE.isRunning())) {
-      System.err.println("R11ReviewTest: setting aside the shared timer's pending " + pendingTimers());
-      for (SharedTimer.Task t : pendingTasks()) {
-        long deadline = t.deadline; // read before the cancel: a cancelled task keeps its fields
-        if (SharedTimer.INSTANCE.cancel(t)) {
-          setAside.add(t);
-          deadlines.add(deadline);
-        }
-      }
-    }
-    java.lang.reflect.Field threads = SharedTimer.class.getDeclaredField("threads");
-    threads.setAccessible(true);
-    Object original = threads.get(SharedTimer.INSTANCE);
-    try {
-      assertThat(PoolFixture.waitUntil(Duration.ofSeconds(20),
-          () -> !SharedTimer.INSTANCE.isRunning()))
-          .as("the shared timer lingered out; still pending: %s (set aside: %s)",
-              pendingTimers(), setAside).isTrue();
-      threads.set(SharedTimer.INSTANCE, (Function<Runnable, Thread>) loop -> {
-        throw new OutOfMemoryError("r11 injected: unable to create native thread");
-      });
-      body.run();
-    } finally {
-      threads.set(SharedTimer.INSTANCE, original);
-      for (int i = 0; i < setAside.size(); i++) {
-        SharedTimer.INSTANCE.schedule(setAside.get(i), deadlines.get(i));
-      }
-    }
-  }
-
-  /** The shared timer's pending tasks now (white-box). */
-  private static List<SharedTimer.Task> pendingTasks() throws ReflectiveOperationException {
-    java.lang.reflect.Field heap = SharedTimer.class.getDeclaredField("heap");
-    heap.setAccessible(true);
-    List<SharedTimer.Task> tasks = new ArrayList<>();
-    java.lang.reflect.Field lock = SharedTimer.class.getDeclaredField("lock");
-    lock.setAccessible(true);
-    java.util.concurrent.locks.Lock l = (java.util.concurrent.locks.Lock) lock.get(SharedTimer.INSTANCE);
-    l.lock();
-    try {
-      for (Object t : (Object[]) heap.get(SharedTimer.INSTANCE)) {
-        if (t != null) {
-          tasks.add((SharedTimer.Task) t);
-        }
-      }
-    } finally {
-      l.unlock();
-    }
-    return tasks;
-  }
-
-  private interface ThrowingBody {
-    void run() throws Exception;
-  }
 
   /**
    * F2 (attack: an OOM-ing timer thread on the first schedule). A schedule whose timer thread
@@ -355,7 +263,7 @@ class R11ReviewTest {
         toldCancel.incrementAndGet();
       }
     };
-    withTimerThreadUnstartable(pool, () ->
+    TimerThreadFailure.whileUnstartable(pool, "r11", () ->
         assertThatThrownBy(() -> pool.schedule(task, 1, TimeUnit.HOURS))
             .isInstanceOf(OutOfMemoryError.class));
     int left = p.delayedCount();
@@ -392,7 +300,7 @@ class R11ReviewTest {
       }
     }, 0, 1, TimeUnit.MILLISECONDS);
     PoolFixture.await(inRun);
-    withTimerThreadUnstartable(pool, () -> {
+    TimerThreadFailure.whileUnstartable(pool, "r11", () -> {
       release.countDown();
       assertThat(PoolFixture.waitUntil(Duration.ofSeconds(10), f::isDone)).isTrue();
     });
