@@ -4,11 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.lang.reflect.Field;
 import java.util.ArrayList;
-import java.util.Collections;
-import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Random;
-import java.util.Set;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -66,26 +63,8 @@ class R18RingWrapTest {
     }
   }
 
-  /** A deadline timer the line compares by identity. */
-  private static final class Deadline extends SharedTimer.Task {
-    @Override
-    void fire() { }
-  }
-
-  /** One model entry: the envelope and whether no deadline can shed it. */
-  private record Entry(TaskEnvelope.Full e, boolean pinned) { }
-
-  private final Random rnd = new Random();
   /** Checks that saw the live span cross a wrap (MAX to MIN, or -1 to 0). */
   private static int crossings;
-
-  /** Standing takes a nanosecond: let the clock move well past it. */
-  private static void letItStand() {
-    long t = System.nanoTime();
-    while (System.nanoTime() - t < 1_000) {
-      Thread.onSpinWait();
-    }
-  }
 
   // One seed each in the build (each op checks the whole ring); CI's second pass runs two.
   @Test
@@ -116,7 +95,7 @@ class R18RingWrapTest {
   @Test
   void aLifoLinesOldestPinnedEntryAtEitherEndAndThroughAShrinkAcrossTheWrap() {
     WaitingLine line = new WaitingLine(1L, true, 0L);
-    List<Entry> model = new ArrayList<>();
+    List<LineModel.Entry> model = new ArrayList<>();
     // positions just below the wrap
     set(RING, line, new TaskEnvelope[16]);
     set(HEAD, line, Integer.MAX_VALUE - 2);
@@ -167,176 +146,57 @@ class R18RingWrapTest {
     assertThat(line.size()).isZero();
   }
 
-  private static void offer(WaitingLine line, List<Entry> model, boolean admitted,
+  private static void offer(WaitingLine line, List<LineModel.Entry> model, boolean admitted,
       boolean sheddable) {
     TaskEnvelope.Full e = new TaskEnvelope.Full(null, TaskKind.RUNNABLE, (Runnable) () -> { },
         null, TaskEnvelope.WAITING);
     assertThat(line.offer(e, Integer.MAX_VALUE, admitted, sheddable))
         .isEqualTo(WaitingLine.Offer.LINKED);
-    model.add(new Entry(e, !sheddable));
+    model.add(new LineModel.Entry(e, !sheddable));
   }
 
-  private void pollAndCheck(WaitingLine line, List<Entry> model, boolean lifo, String at) {
+  private static void pollAndCheck(WaitingLine line, List<LineModel.Entry> model, boolean lifo, String at) {
     if (lifo) {
-      letItStand();
+      LineModel.letItStand();
     }
     TaskEnvelope got = line.poll();
-    Entry want = model.remove(served(model, lifo));
+    LineModel.Entry want = model.remove(LineModel.served(model, lifo));
     assertThat(got).as(at).isSameAs(want.e());
     check(line, model, lifo, at);
   }
 
   private void run(WaitingLine line, boolean keepsTime, boolean lifo, long seed, int ops) {
-    rnd.setSeed(seed);
-    List<Entry> model = new ArrayList<>();
-    List<TaskEnvelope.Full> gone = new ArrayList<>();
-    Set<TaskEnvelope> withdrawn = Collections.newSetFromMap(new IdentityHashMap<>());
-    int ids = 0;
-    boolean closed = false;
-    int burst = 0;
-    int wraps = 0;
+    int[] wraps = {0};
     int crossed = crossings;
-    for (int op = 0; op < ops; op++) {
-      String at = "seed " + seed + " op " + op;
-      if (model.isEmpty() && rnd.nextInt(3) != 0) {
-        // An empty line resets its positions to 0; move them next to a wrap instead, as if the
-        // line had not emptied for 2^31 links (or 2^32).
-        // Within half a ring of it, so that the wrap is crossed before the ring next grows (a
-        // rebuild starts the positions at 0 again).
-        if (((Object[]) get(RING, line)).length == 0) {
-          set(RING, line, new TaskEnvelope[16]);
+    new LineModel().run(line, keepsTime, lifo, seed, ops, new LineModel.Hooks() {
+      @Override
+      public void before(WaitingLine l, LineModel m) {
+        if (m.entries.isEmpty() && m.rnd.nextInt(3) != 0) {
+          // An empty line resets its positions to 0; move them next to a wrap instead, as if
+          // the line had not emptied for 2^31 links (or 2^32). Within half a ring of it, so that
+          // the wrap is crossed before the ring next grows (a rebuild starts at 0 again).
+          if (((Object[]) get(RING, l)).length == 0) {
+            set(RING, l, new TaskEnvelope[16]);
+          }
+          int base = m.rnd.nextBoolean() ? Integer.MAX_VALUE : -1;
+          int p = base - m.rnd.nextInt(((Object[]) get(RING, l)).length / 2);
+          set(HEAD, l, p);
+          set(TAIL, l, p);
+          wraps[0]++;
         }
-        int base = rnd.nextBoolean() ? Integer.MAX_VALUE : -1;
-        int p = base - rnd.nextInt(((Object[]) get(RING, line)).length / 2);
-        set(HEAD, line, p);
-        set(TAIL, line, p);
-        wraps++;
+        if (!m.entries.isEmpty() && m.rnd.nextInt(40) == 0) {
+          relocate(l, m.rnd);
+          wraps[0]++;
+        }
       }
-      if (!model.isEmpty() && rnd.nextInt(40) == 0) {
-        relocate(line);
-        wraps++;
+
+      @Override
+      public void check(WaitingLine l, List<LineModel.Entry> entries, String at) {
+        R18RingWrapTest.check(l, entries, lifo, at);
       }
-      if (burst == 0 && rnd.nextInt(300) == 0) {
-        burst = 200 + rnd.nextInt(2_500);
-      }
-      int r = burst > 0 ? 0 : rnd.nextInt(100);
-      if (burst > 0) {
-        burst--;
-      }
-      if (r < 45) {
-        boolean admitted = rnd.nextInt(4) == 0;
-        boolean caller = !admitted && rnd.nextInt(6) == 0;
-        boolean sheddable = !admitted && !caller && rnd.nextBoolean();
-        int bound = rnd.nextInt(10) == 0 ? model.size() : Integer.MAX_VALUE;
-        TaskEnvelope.Full e = new TaskEnvelope.Full(null, TaskKind.RUNNABLE, ++ids,
-            caller ? Thread.currentThread() : null, TaskEnvelope.WAITING);
-        WaitingLine.Offer o = line.offer(e, bound, admitted, sheddable);
-        WaitingLine.Offer want = closed && !admitted ? WaitingLine.Offer.REFUSED
-            : model.size() >= bound ? WaitingLine.Offer.FULL : WaitingLine.Offer.LINKED;
-        assertThat(o).as(at).isEqualTo(want);
-        if (o == WaitingLine.Offer.LINKED) {
-          model.add(new Entry(e, !sheddable));
-        }
-      } else if (r < 70) {
-        if (lifo) {
-          letItStand();
-        }
-        TaskEnvelope got = line.poll();
-        Entry want = model.isEmpty() ? null : model.remove(served(model, lifo));
-        assertThat(got).as(at).isSameAs(want == null ? null : want.e());
-        if (got != null) {
-          assertThat(got.arg).as(at + ": a served entry keeps its task").isNotNull();
-          gone.add(want.e());
-        }
-      } else if (r < 80) {
-        TaskEnvelope.Full e = pick(model, gone);
-        if (e != null) {
-          int i = indexOf(model, e);
-          assertThat(line.cancel(e)).as(at).isEqualTo(i >= 0);
-          if (i >= 0) {
-            model.remove(i);
-            gone.add(e);
-            withdrawn.add(e);
-          }
-        }
-      } else if (r < 88) {
-        TaskEnvelope.Full e = pick(model, gone);
-        if (e != null) {
-          Deadline d = new Deadline();
-          int i = indexOf(model, e);
-          if (i >= 0) {
-            e.expiry(d);
-          }
-          assertThat(line.expire(e, d, new ArrayList<>(), () -> { })).as(at).isEqualTo(i >= 0);
-          if (i >= 0) {
-            model.remove(i);
-            gone.add(e);
-            withdrawn.add(e);
-          }
-        }
-      } else if (r < 93 && keepsTime) {
-        TaskEnvelope.Full e = pick(model, gone);
-        if (e != null) {
-          int i = indexOf(model, e);
-          assertThat(line.pin(e)).as(at).isEqualTo(i >= 0);
-          if (i >= 0) {
-            model.set(i, new Entry(e, true));
-          }
-        }
-      } else if (r < 96) {
-        if (!gone.isEmpty()) { // reuse of an entry that left by a seat: a lane's next trip
-          TaskEnvelope.Full e = gone.get(rnd.nextInt(gone.size()));
-          if (e.state == TaskEnvelope.QUEUED) {
-            e.state = TaskEnvelope.DONE;
-          }
-          boolean reset = e.reset();
-          assertThat(reset).as(at).isEqualTo(!withdrawn.contains(e));
-          if (reset) {
-            gone.remove(e);
-            e.state = TaskEnvelope.WAITING;
-            if (line.offer(e, Integer.MAX_VALUE, true, false) == WaitingLine.Offer.LINKED) {
-              model.add(new Entry(e, true));
-            }
-          }
-        }
-      } else if (r < 98) {
-        List<TaskEnvelope> woken = line.close();
-        closed = true;
-        List<TaskEnvelope> want = new ArrayList<>();
-        model.removeIf(x -> {
-          if (x.e().caller() != null) {
-            want.add(x.e());
-            gone.add(x.e());
-            withdrawn.add(x.e());
-            return true;
-          }
-          return false;
-        });
-        assertThat(woken).as(at).containsExactlyElementsOf(want);
-      } else if (r < 99) {
-        List<TaskEnvelope> all = line.drain();
-        assertThat(all).as(at).containsExactlyElementsOf(model.stream().map(Entry::e).toList());
-        for (TaskEnvelope e : all) {
-          assertThat(e.arg).as(at + ": a drained entry keeps its task to hand back").isNotNull();
-        }
-        model.forEach(x -> gone.add(x.e()));
-        model.clear();
-        assertThat(line.terminateIfEmpty(() -> Boolean.TRUE)).isTrue();
-        line.reopen(() -> { });
-        closed = false;
-      } else if (model.isEmpty()) {
-        line.reopen(() -> { });
-        closed = false;
-      }
-      check(line, model, lifo, at);
-      if (gone.size() > 4_000) {
-        withdrawn.removeAll(gone.subList(0, 2_000));
-        gone.subList(0, 2_000).clear();
-      }
-    }
-    assertThat(wraps).isPositive();
+    });
+    assertThat(wraps[0]).isPositive();
     assertThat(crossings - crossed).as("checks with the line across a wrap").isGreaterThan(50);
-    assertThat(line.drain()).containsExactlyElementsOf(model.stream().map(Entry::e).toList());
   }
 
   /**
@@ -344,7 +204,7 @@ class R18RingWrapTest {
    * slot, the oldest-pinned pointer and the entries' stamps move with them), so that its live span now straddles
    * {@code Integer.MAX_VALUE} or -1: as if that many links had passed without the line emptying.
    */
-  private void relocate(WaitingLine line) {
+  private static void relocate(WaitingLine line, Random rnd) {
     TaskEnvelope[] ring = (TaskEnvelope[]) get(RING, line);
     int head = (int) get(HEAD, line);
     int tail = (int) get(TAIL, line);
@@ -363,7 +223,7 @@ class R18RingWrapTest {
   }
 
   /** The ring's invariants and the model's order, under the line's lock (a quiet line). */
-  private static void check(WaitingLine line, List<Entry> model, boolean lifo, String at) {
+  private static void check(WaitingLine line, List<LineModel.Entry> model, boolean lifo, String at) {
     TaskEnvelope[] ring = (TaskEnvelope[]) get(RING, line);
     int head = (int) get(HEAD, line);
     int tail = (int) get(TAIL, line);
@@ -416,39 +276,5 @@ class R18RingWrapTest {
             .isEqualTo(firstPinnedAt);
       }
     }
-  }
-
-  private static int served(List<Entry> model, boolean lifo) {
-    if (!lifo || model.size() == 1) {
-      return 0;
-    }
-    for (int i = 0; i < model.size(); i++) {
-      if (model.get(i).pinned()) {
-        return i;
-      }
-    }
-    return model.size() - 1;
-  }
-
-  private TaskEnvelope.Full pick(List<Entry> model, List<TaskEnvelope.Full> gone) {
-    if (!model.isEmpty() && (gone.isEmpty() || rnd.nextInt(4) != 0)) {
-      int n = model.size();
-      int i = switch (rnd.nextInt(3)) {
-        case 0 -> rnd.nextInt(Math.min(n, 3));
-        case 1 -> n - 1 - rnd.nextInt(Math.min(n, 3));
-        default -> rnd.nextInt(n);
-      };
-      return model.get(i).e();
-    }
-    return gone.isEmpty() ? null : gone.get(rnd.nextInt(gone.size()));
-  }
-
-  private static int indexOf(List<Entry> model, TaskEnvelope e) {
-    for (int i = 0; i < model.size(); i++) {
-      if (model.get(i).e() == e) {
-        return i;
-      }
-    }
-    return -1;
   }
 }

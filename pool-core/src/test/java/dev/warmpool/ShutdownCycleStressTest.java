@@ -47,6 +47,18 @@ class ShutdownCycleStressTest {
   private static final int CAPACITY = 16;
   private static final int SUBMITTERS = 8;
   private static final int PER_SUBMITTER = PoolFixture.stress(3_000);
+  /** How long a submitter goes on past its time box while some kind of task has not run. */
+  private static final long COVER_NANOS = TimeUnit.SECONDS.toNanos(10);
+
+  private static boolean someKindNotRun(AtomicIntegerArray ranPerKind) {
+    for (int k = 0; k < ranPerKind.length(); k++) {
+      if (ranPerKind.get(k) == 0) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   private static final String[] KINDS = {"execute", "tryExecute", "enqueue", "submit",
       "schedule", "lane", "lane.schedule"};
 
@@ -116,6 +128,7 @@ class ShutdownCycleStressTest {
     AtomicIntegerArray runs = new AtomicIntegerArray(total);
     AtomicIntegerArray outcome = new AtomicIntegerArray(total);
     AtomicIntegerArray kinds = new AtomicIntegerArray(total);
+    AtomicIntegerArray ranPerKind = new AtomicIntegerArray(KINDS.length);
     Future<?>[] timers = new Future<?>[total];
     // What shutdownNow may hand back for a task: the task itself, or its future.
     Map<Object, Integer> ids = Collections.synchronizedMap(new IdentityHashMap<>());
@@ -183,14 +196,22 @@ class ShutdownCycleStressTest {
         ThreadLocalRandom r = ThreadLocalRandom.current();
         SerialExecutor lane = pool.newSerialExecutor();
         try {
-          for (int i = 0; i < perSubmitter
-              && (i < PER_SUBMITTER / 2 || System.nanoTime() < deadline); i++) {
+          // Past its half and its time box, a submitter goes on while some kind of task has not
+          // run yet (at most 10 s more): a nonblocking pool that is full or closed most of the
+          // time on a loaded machine rejects the direct doors' tasks (a run at load 4.7: execute,
+          // tryExecute, enqueue and submit ran 2, 1, 1 and 0 times, the timers' and lanes' 12k
+          // each), and the check below that every kind ran would fail by chance.
+          for (int i = 0; i < perSubmitter && (i < PER_SUBMITTER / 2
+              || System.nanoTime() < deadline
+              || (someKindNotRun(ranPerKind) && System.nanoTime() < deadline + COVER_NANOS));
+              i++) {
             int id = base + i;
             boolean blocks = r.nextInt(20) == 0;
             Runnable task = () -> {
               int now = running.incrementAndGet();
               maxRunning.accumulateAndGet(now, Math::max);
               runs.incrementAndGet(id);
+              ranPerKind.incrementAndGet(kinds.get(id));
               if (blocks) {
                 LockSupport.parkNanos(TimeUnit.MICROSECONDS.toNanos(20 + r.nextInt(100)));
               }
