@@ -8,6 +8,7 @@ import static dev.warmpool.StressSubmissions.submitByKind;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.List;
@@ -47,18 +48,6 @@ class ShutdownCycleStressTest {
   private static final int CAPACITY = 16;
   private static final int SUBMITTERS = 8;
   private static final int PER_SUBMITTER = PoolFixture.stress(3_000);
-  /** How long a submitter goes on past its time box while some kind of task has not run. */
-  private static final long COVER_NANOS = TimeUnit.SECONDS.toNanos(10);
-
-  private static boolean someKindNotRun(AtomicIntegerArray ranPerKind) {
-    for (int k = 0; k < ranPerKind.length(); k++) {
-      if (ranPerKind.get(k) == 0) {
-        return true;
-      }
-    }
-    return false;
-  }
-
   private static final String[] KINDS = {"execute", "tryExecute", "enqueue", "submit",
       "schedule", "lane", "lane.schedule"};
 
@@ -128,7 +117,7 @@ class ShutdownCycleStressTest {
     AtomicIntegerArray runs = new AtomicIntegerArray(total);
     AtomicIntegerArray outcome = new AtomicIntegerArray(total);
     AtomicIntegerArray kinds = new AtomicIntegerArray(total);
-    AtomicIntegerArray ranPerKind = new AtomicIntegerArray(KINDS.length);
+    AtomicIntegerArray overloadedPerKind = new AtomicIntegerArray(KINDS.length);
     Future<?>[] timers = new Future<?>[total];
     // What shutdownNow may hand back for a task: the task itself, or its future.
     Map<Object, Integer> ids = Collections.synchronizedMap(new IdentityHashMap<>());
@@ -196,22 +185,14 @@ class ShutdownCycleStressTest {
         ThreadLocalRandom r = ThreadLocalRandom.current();
         SerialExecutor lane = pool.newSerialExecutor();
         try {
-          // Past its half and its time box, a submitter goes on while some kind of task has not
-          // run yet (at most 10 s more): a nonblocking pool that is full or closed most of the
-          // time on a loaded machine rejects the direct doors' tasks (a run at load 4.7: execute,
-          // tryExecute, enqueue and submit ran 2, 1, 1 and 0 times, the timers' and lanes' 12k
-          // each), and the check below that every kind ran would fail by chance.
-          for (int i = 0; i < perSubmitter && (i < PER_SUBMITTER / 2
-              || System.nanoTime() < deadline
-              || (someKindNotRun(ranPerKind) && System.nanoTime() < deadline + COVER_NANOS));
-              i++) {
+          for (int i = 0; i < perSubmitter
+              && (i < PER_SUBMITTER / 2 || System.nanoTime() < deadline); i++) {
             int id = base + i;
             boolean blocks = r.nextInt(20) == 0;
             Runnable task = () -> {
               int now = running.incrementAndGet();
               maxRunning.accumulateAndGet(now, Math::max);
               runs.incrementAndGet(id);
-              ranPerKind.incrementAndGet(kinds.get(id));
               if (blocks) {
                 LockSupport.parkNanos(TimeUnit.MICROSECONDS.toNanos(20 + r.nextInt(100)));
               }
@@ -225,6 +206,9 @@ class ShutdownCycleStressTest {
               submit(pool, lane, kind, task, id, r, outcome, timers, ids);
             } catch (RejectedExecutionException rejected) {
               outcome.set(id, REJECTED);
+              if (rejected instanceof PoolOverloadedException) {
+                overloadedPerKind.incrementAndGet(kind);
+              }
               while (rejected instanceof PoolClosedException && pool.isShutdown() && !stop.get()) {
                 Thread.yield(); // load shaping, not synchronisation: submit again once reopened
               }
@@ -293,7 +277,22 @@ class ShutdownCycleStressTest {
     for (int id = 0; id < total; id++) {
       ranByKind[kinds.get(id)] += runs.get(id);
     }
-    assertThat(ranByKind).as("tasks run per kind %s", List.of(KINDS)).doesNotContain(0);
+    // Every kind of task ran. A pool that cannot hold a direct door's caller (nonblocking, or
+    // maxWaiting 0) gives each freed seat to the lane and timer entries waiting in its line, so
+    // its direct doors' tasks run mostly right after a reboot (about 1 in 100 here, in 13a3012's
+    // code as in this; 0 of 1,700 once at load 4.7, in 0.6 s and 20 close cycles): there a
+    // direct kind may instead have been refused as overloaded, the answer the accounting above
+    // checks for each task.
+    boolean directMayBeRefused = !config.startsWith("blocking-64");
+    for (int k = 0; k < KINDS.length; k++) {
+      boolean direct = k < 4;
+      assertThat(ranByKind[k] > 0 || (direct && directMayBeRefused
+          && overloadedPerKind.get(k) > 0))
+          .as("%s tasks ran (%d) or, in %s, were refused as overloaded (%d); per kind %s: %s",
+              KINDS[k], ranByKind[k], config, overloadedPerKind.get(k), List.of(KINDS),
+              Arrays.toString(ranByKind))
+          .isTrue();
+    }
     PoolStats st = pool.stats();
     // A cancelled future that a worker had already dequeued completes as a no-op run.
     assertThat(st.completed()).as("completed (%s)", st)
