@@ -35,7 +35,7 @@ final class BoundedPool extends AbstractWorkerPool {
     ThreadFactory factory = b.threadFactory != null ? b.threadFactory : defaultFactory(b.daemon);
     this.engine = new Engine(wiring, accounting, b.capacity, b.maxIdleNanos, b.ticker,
         new ThreadStarter(factory, accounting.counters), SharedTimer.INSTANCE, ThreadStarter.ASYNC,
-        Worker::awaitSignal, Engine.SPINS);
+        Worker::awaitSignal, Engine.WORKER_SPINS);
   }
 
   private ThreadFactory defaultFactory(boolean daemon) {

@@ -31,7 +31,7 @@ class HeldTasksWatchReviewTest {
   });
   final Engine engine = new Engine(new StubHost(state, () -> CAPACITY), accounting, CAPACITY,
       Long.MAX_VALUE / 4, Ticker.system(), new ThreadStarter(r -> TestFactories.daemon(r, "held-watch"), accounting.counters), timer,
-      ThreadStarter.ASYNC, Worker::awaitSignal, Engine.SPINS);
+      ThreadStarter.ASYNC, Worker::awaitSignal, Engine.WORKER_SPINS);
 
   /** Takes a seat and hands the task to the engine, as a nonblocking pool's enqueue does. */
   void submit(Runnable task) {
