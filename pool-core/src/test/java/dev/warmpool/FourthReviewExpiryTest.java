@@ -63,34 +63,7 @@ class FourthReviewExpiryTest {
   }
 
   /** A task that counts each way it can end; a CancellationAware, so it hears of an expiry. */
-  static class Probe implements CancellationAware {
-    final AtomicInteger ran = new AtomicInteger();
-    final AtomicInteger expired = new AtomicInteger();
-    final AtomicInteger cancels = new AtomicInteger();
-    volatile Thread heardOn;
-    volatile PoolOverloadedException cause;
-
-    @Override
-    public void run() {
-      ran.incrementAndGet();
-    }
-
-    @Override
-    public void onCancel() {
-      cancels.incrementAndGet();
-    }
-
-    @Override
-    public void onExpired(PoolOverloadedException c) {
-      heardOn = Thread.currentThread();
-      cause = c;
-      expired.incrementAndGet();
-    }
-
-    int ways() {
-      return ran.get() + expired.get() + cancels.get();
-    }
-  }
+  static class Probe extends CountingTask { }
 
   /** A task that holds its seat until released. */
   static final class Hold implements Runnable {

@@ -35,10 +35,7 @@ class R15LaneHoldReviewTest {
   @AutoClose final PoolFixture fixture = new PoolFixture();
 
   /** A task that counts its runs. */
-  static final class Counted implements CancellationAware {
-    final AtomicInteger ran = new AtomicInteger();
-    final AtomicInteger expired = new AtomicInteger();
-    final AtomicInteger toldCancel = new AtomicInteger();
+  static final class Counted extends CountingTask {
     final String label;
     volatile TaskHandle handle;
     volatile boolean cancelled;
@@ -47,21 +44,6 @@ class R15LaneHoldReviewTest {
 
     Counted(String label) {
       this.label = label;
-    }
-
-    @Override
-    public void run() {
-      ran.incrementAndGet();
-    }
-
-    @Override
-    public void onCancel() {
-      toldCancel.incrementAndGet();
-    }
-
-    @Override
-    public void onExpired(PoolOverloadedException cause) {
-      expired.incrementAndGet();
     }
 
     @Override
@@ -266,7 +248,7 @@ class R15LaneHoldReviewTest {
         if (ways != expected && !mayBeDiscarded) {
           return label + ": " + t + " (accepted " + t.accepted + ") ran " + t.ran + ", handed back "
               + hb + ", cancelled " + t.cancelled + ", expired " + t.expired + ", told cancel "
-              + t.toldCancel + "; " + s.owner().stats();
+              + t.cancels + "; " + s.owner().stats();
         }
       }
     }

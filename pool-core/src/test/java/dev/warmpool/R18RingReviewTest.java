@@ -34,26 +34,7 @@ class R18RingReviewTest {
   final PoolFixture fixture = new PoolFixture();
 
   /** A task that counts each way it can end. */
-  static final class Probe implements CancellationAware {
-    final AtomicInteger ran = new AtomicInteger();
-    final AtomicInteger expired = new AtomicInteger();
-    final AtomicInteger cancels = new AtomicInteger();
-
-    @Override
-    public void run() {
-      ran.incrementAndGet();
-    }
-
-    @Override
-    public void onCancel() {
-      cancels.incrementAndGet();
-    }
-
-    @Override
-    public void onExpired(PoolOverloadedException cause) {
-      expired.incrementAndGet();
-    }
-  }
+  static final class Probe extends CountingTask { }
 
   @ParameterizedTest(name = "{0}, adaptiveLifo={1}")
   @CsvSource({"pool,false", "pool,true", "subpool,false", "subpool,true", "nested,false",

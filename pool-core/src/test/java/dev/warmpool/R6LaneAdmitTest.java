@@ -74,26 +74,7 @@ class R6LaneAdmitTest {
   }
 
   /** A task that records how it ended. */
-  static final class Probe implements CancellationAware {
-    final AtomicInteger ran = new AtomicInteger();
-    final AtomicInteger expired = new AtomicInteger();
-    final AtomicInteger cancelled = new AtomicInteger();
-
-    @Override
-    public void run() {
-      ran.incrementAndGet();
-    }
-
-    @Override
-    public void onCancel() {
-      cancelled.incrementAndGet();
-    }
-
-    @Override
-    public void onExpired(PoolOverloadedException cause) {
-      expired.incrementAndGet();
-    }
-  }
+  static final class Probe extends CountingTask { }
 
   /**
    * HELD (no lane close in the mix): lanes' first dispatches into a one-place line with a deadline
@@ -177,7 +158,7 @@ class R6LaneAdmitTest {
     long ran = plainRan.get();
     for (Probe p : accepted) {
       assertThat(p.ran.get() + p.expired.get()).as("round %d: one way", round).isEqualTo(1);
-      assertThat(p.cancelled).hasValue(0);
+      assertThat(p.cancels).hasValue(0);
       ran += p.ran.get();
     }
     PoolStats s = pool.stats();
