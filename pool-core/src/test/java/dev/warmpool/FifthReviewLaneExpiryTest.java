@@ -40,15 +40,10 @@ class FifthReviewLaneExpiryTest {
   @AutoClose final PoolFixture fixture = new PoolFixture();
 
   /** A task that records every way it ended; onExpired may be held on a latch. */
-  static final class Probe implements CancellationAware {
+  static final class Probe extends CountingTask {
     final boolean admitted;
-    final AtomicInteger ran = new AtomicInteger();
-    final AtomicInteger expired = new AtomicInteger();
-    final AtomicInteger cancels = new AtomicInteger();
     final CountDownLatch heard = new CountDownLatch(1);
     volatile CountDownLatch hold;
-    volatile Thread heardOn;
-    volatile PoolOverloadedException cause;
 
     Probe() {
       this(false);
@@ -59,20 +54,8 @@ class FifthReviewLaneExpiryTest {
     }
 
     @Override
-    public void run() {
-      ran.incrementAndGet();
-    }
-
-    @Override
-    public void onCancel() {
-      cancels.incrementAndGet();
-    }
-
-    @Override
-    public void onExpired(PoolOverloadedException cause) {
-      this.cause = cause;
-      heardOn = Thread.currentThread();
-      expired.incrementAndGet();
+    public void onExpired(PoolOverloadedException c) {
+      super.onExpired(c);
       heard.countDown();
       CountDownLatch h = hold;
       if (h != null) {

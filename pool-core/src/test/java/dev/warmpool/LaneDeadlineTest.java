@@ -40,29 +40,14 @@ class LaneDeadlineTest {
   }
 
   /** A lane task that records how it ended. */
-  static final class Probe implements CancellationAware {
-    final AtomicInteger ran = new AtomicInteger();
-    final AtomicInteger cancels = new AtomicInteger();
-    final AtomicInteger expiries = new AtomicInteger();
-    final CompletableFuture<PoolOverloadedException> expired = new CompletableFuture<>();
-    volatile Thread heardOn;
+  static final class Probe extends CountingTask {
+    final CompletableFuture<PoolOverloadedException> expiredWith = new CompletableFuture<>();
     volatile CountDownLatch holdOnExpired;
 
     @Override
-    public void run() {
-      ran.incrementAndGet();
-    }
-
-    @Override
-    public void onCancel() {
-      cancels.incrementAndGet();
-    }
-
-    @Override
-    public void onExpired(PoolOverloadedException cause) {
-      expiries.incrementAndGet();
-      heardOn = Thread.currentThread();
-      expired.complete(cause);
+    public void onExpired(PoolOverloadedException c) {
+      super.onExpired(c);
+      expiredWith.complete(c);
       CountDownLatch hold = holdOnExpired;
       if (hold != null) {
         PoolFixture.await(hold);
@@ -70,7 +55,7 @@ class LaneDeadlineTest {
     }
 
     PoolOverloadedException awaitExpired() throws Exception {
-      return expired.get(20, TimeUnit.SECONDS);
+      return expiredWith.get(20, TimeUnit.SECONDS);
     }
   }
 
@@ -113,7 +98,7 @@ class LaneDeadlineTest {
     lane.execute(later::countDown); // the lane is dispatched afresh; a seat is free now
     PoolFixture.await(later);
     assertThat(a.ran.get() + b.ran.get() + plainRan.get()).as("no expired task ran").isZero();
-    assertThat(a.expiries.get() + b.expiries.get()).as("heard once each").isEqualTo(2);
+    assertThat(a.expired.get() + b.expired.get()).as("heard once each").isEqualTo(2);
     assertThat(eventually(() -> pool.stats().completed() == 2)).isTrue();
     s = pool.stats();
     assertThat(s.submitted()).isEqualTo(s.completed() + s.failed());
@@ -168,7 +153,7 @@ class LaneDeadlineTest {
     assertThat(pool.stats().waiting()).as("the lane still waits").isEqualTo(1);
     gate.open();
     assertThat(eventually(() -> waiting.ran.get() == 1 && admitted.ran.get() == 1)).isTrue();
-    assertThat(waiting.expiries.get() + admitted.expiries.get()).isZero();
+    assertThat(waiting.expired.get() + admitted.expired.get()).isZero();
   }
 
   /** The same with a due timer of the lane, which enters it on the timer thread. */
@@ -190,7 +175,7 @@ class LaneDeadlineTest {
     timer.get(20, TimeUnit.SECONDS);
     assertThat(eventually(() -> waiting.ran.get() == 1)).isTrue();
     assertThat(timerRan).hasValue(1);
-    assertThat(waiting.expiries).hasValue(0);
+    assertThat(waiting.expired).hasValue(0);
   }
 
   /** Admitted work that comes after the expiry dispatches the lane afresh, and never expires. */
@@ -212,7 +197,7 @@ class LaneDeadlineTest {
     gate.open();
     timer.get(20, TimeUnit.SECONDS);
     assertThat(eventually(() -> admitted.ran.get() == 1)).isTrue();
-    assertThat(admitted.expiries).hasValue(0);
+    assertThat(admitted.expired).hasValue(0);
     assertThat(early.ran).hasValue(0);
   }
 
@@ -256,7 +241,7 @@ class LaneDeadlineTest {
     assertThat(pool.stats().submitted()).isEqualTo(1);
     awaitDeadlinesBefore(pool);
     assertThat(pool.stats().expired()).as("only the canary").isEqualTo(1);
-    assertThat(a.expiries.get() + a.ran.get()).isZero();
+    assertThat(a.expired.get() + a.ran.get()).isZero();
   }
 
   @Test
@@ -275,7 +260,7 @@ class LaneDeadlineTest {
     PoolStats s = pool.stats();
     assertThat(s.expired()).isZero();
     assertThat(s.submitted()).isEqualTo(s.completed() + s.failed() + back.size());
-    assertThat(a.expiries.get() + a.ran.get()).isZero();
+    assertThat(a.expired.get() + a.ran.get()).isZero();
   }
 
   /** Under shutdown a waiting lane still expires (as a plain task does), and the pool terminates. */
@@ -313,7 +298,7 @@ class LaneDeadlineTest {
     assertThat(pool.stats().expired()).as("only the canary").isEqualTo(1);
     second.open();
     assertThat(eventually(() -> b.ran.get() == 1)).isTrue();
-    assertThat(a.expiries.get() + b.expiries.get()).isZero();
+    assertThat(a.expired.get() + b.expired.get()).isZero();
   }
 
   /** A subpool's lane waits in the subpool's line, and expires there under the parent's limit. */
