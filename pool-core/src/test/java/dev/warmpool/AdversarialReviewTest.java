@@ -10,7 +10,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.CyclicBarrier;
@@ -265,22 +264,6 @@ class AdversarialReviewTest {
   }
 
   /** Makes threads that misbehave now and then: throw, start then throw, return started, block. */
-  /** The stacks of the live threads whose names start with {@code prefix}. */
-  private static String threadsOf(String prefix) {
-    StringBuilder b = new StringBuilder();
-    for (Map.Entry<Thread, StackTraceElement[]> e : Thread.getAllStackTraces().entrySet()) {
-      Thread t = e.getKey();
-      if (!t.getName().startsWith(prefix)) {
-        continue;
-      }
-      b.append("\n  ").append(t.getName()).append(' ').append(t.getState());
-      for (StackTraceElement f : e.getValue()) {
-        b.append("\n    at ").append(f);
-      }
-    }
-    return b.toString();
-  }
-
   static final class ChaosFactory implements ThreadFactory {
     final String name;
     final AtomicInteger made = new AtomicInteger();
@@ -348,7 +331,8 @@ class AdversarialReviewTest {
         for (StackTraceElement f : me.getStackTrace()) {
           b.append("\n    at ").append(f);
         }
-        System.out.println(b.append(threadsOf(name)));
+        System.out.println(b.append(
+            PoolFixture.threadStacks(n -> n.startsWith(name), Integer.MAX_VALUE)));
       }, name + "-watchdog");
       watchdog.start();
       boolean nonblocking = round % 3 == 0;
@@ -434,7 +418,8 @@ class AdversarialReviewTest {
       if (!terminated) {
         // Once seen in a loaded CI run (the test ran 376 s, no round reported): stop at the first
         // such round, with what every thread of the pool (and the submitters) is doing.
-        r.append(" not terminated ").append(pool.stats()).append(threadsOf(name));
+        r.append(" not terminated ").append(pool.stats())
+            .append(PoolFixture.threadStacks(n -> n.startsWith(name), Integer.MAX_VALUE));
         why.append("\n round ").append(round).append(":").append(r);
         bad++;
         watchdog.interrupt();

@@ -62,9 +62,6 @@ class FourthReviewExpiryTest {
     return PoolFixture.waitUntil(Duration.ofSeconds(20), c);
   }
 
-  /** A task that counts each way it can end; a CancellationAware, so it hears of an expiry. */
-  static class Probe extends CountingTask { }
-
   /** A task that holds its seat until released. */
   static final class Hold implements Runnable {
     final CountDownLatch arrived = new CountDownLatch(1);
@@ -200,8 +197,8 @@ class FourthReviewExpiryTest {
     WorkerPool parent = pool(1, SHORT);
     WorkerPool sub = parent.newSubpool("sub", 2);
     Hold parentSeat = hold(parent);
-    Probe own = new Probe();
-    Probe inherited = new Probe();
+    CountingTask own = new CountingTask();
+    CountingTask inherited = new CountingTask();
     long t0 = System.nanoTime();
     TaskHandle h1 = sub.enqueue(own, SHORT);
     TaskHandle h2 = sub.enqueue(inherited);
@@ -228,7 +225,7 @@ class FourthReviewExpiryTest {
     void shutdownNowDisarmsTheDeadlinesOfTheEntriesItHandsBack() throws Exception {
     WorkerPool pool = pool(1, HOUR);
     Hold seat = hold(pool);
-    TaskEnvelope e = (TaskEnvelope) pool.enqueue(new Probe());
+    TaskEnvelope e = (TaskEnvelope) pool.enqueue(new CountingTask());
     SharedTimer.Task x = e.expiry();
     List<Runnable> back = pool.shutdownNow();
     assertThat(back).hasSize(1);
@@ -280,9 +277,9 @@ class FourthReviewExpiryTest {
   void cancelHandOffAndResizeDisarmTheDeadline() throws Exception {
     WorkerPool pool = pool(1, HOUR);
     Hold seat = hold(pool);
-    TaskEnvelope cancelled = (TaskEnvelope) pool.enqueue(new Probe());
-    TaskEnvelope grown = (TaskEnvelope) pool.enqueue(new Probe());
-    TaskEnvelope handed = (TaskEnvelope) pool.enqueue(new Probe());
+    TaskEnvelope cancelled = (TaskEnvelope) pool.enqueue(new CountingTask());
+    TaskEnvelope grown = (TaskEnvelope) pool.enqueue(new CountingTask());
+    TaskEnvelope handed = (TaskEnvelope) pool.enqueue(new CountingTask());
     SharedTimer.Task xc = cancelled.expiry();
     SharedTimer.Task xg = grown.expiry();
     SharedTimer.Task xh = handed.expiry();
@@ -312,11 +309,11 @@ class FourthReviewExpiryTest {
   void manyEntriesExpireOnceEachOffTheTimerThreadAndOnTime() throws Exception {
     WorkerPool pool = pool(1, SHORT);
     Hold seat = hold(pool);
-    List<Probe> probes = new ArrayList<>();
+    List<CountingTask> probes = new ArrayList<>();
     List<TaskHandle> handles = new ArrayList<>();
     long t0 = System.nanoTime();
     for (int i = 0; i < 200; i++) {
-      Probe p = new Probe();
+      CountingTask p = new CountingTask();
       probes.add(p);
       handles.add(pool.enqueue(p));
     }
@@ -328,7 +325,7 @@ class FourthReviewExpiryTest {
     assertThat(eventually(() -> probes.stream().allMatch(p -> p.expired.get() == 1))).isTrue();
     seat.release.countDown();
     awaitQuiet(pool);
-    for (Probe p : probes) {
+    for (CountingTask p : probes) {
       assertThat(p.ways()).isEqualTo(1);
       assertThat(p.expired).hasValue(1);
       assertThat(p.heardOn.getName()).isNotEqualTo("warmpool-timer");
@@ -397,12 +394,12 @@ class FourthReviewExpiryTest {
   void anExpiredEntryFreesItsPlaceUnderMaxWaitingAtOnce() throws Exception {
     WorkerPool pool = pool(1, null, 1);
     Hold seat = hold(pool);
-    TaskHandle first = pool.enqueue(new Probe(), SHORT);
-    assertThatThrownBy(() -> pool.enqueue(new Probe(), SHORT))
+    TaskHandle first = pool.enqueue(new CountingTask(), SHORT);
+    assertThatThrownBy(() -> pool.enqueue(new CountingTask(), SHORT))
         .isInstanceOf(PoolOverloadedException.class);
     assertThat(eventually(first::isExpired)).isTrue();
     assertThat(pool.stats().waiting()).isZero();
-    Probe second = new Probe();
+    CountingTask second = new CountingTask();
     TaskHandle h2 = pool.enqueue(second, HOUR); // the place is free at once
     assertThat(pool.stats().waiting()).isEqualTo(1);
     seat.release.countDown();
@@ -426,12 +423,12 @@ class FourthReviewExpiryTest {
     WorkerPool sub = pool.newSubpool("sub", 1);
     Hold poolSeat = hold(pool);
     Hold subSeat = hold(sub);
-    Probe longPool = new Probe();
-    Probe longSub = new Probe();
+    CountingTask longPool = new CountingTask();
+    CountingTask longSub = new CountingTask();
     TaskHandle hp = pool.enqueue(longPool, HOUR);
     TaskHandle hs = sub.enqueue(longSub, HOUR);
-    TaskHandle canaryPool = pool.enqueue(new Probe());
-    TaskHandle canarySub = sub.enqueue(new Probe());
+    TaskHandle canaryPool = pool.enqueue(new CountingTask());
+    TaskHandle canarySub = sub.enqueue(new CountingTask());
     assertThat(eventually(() -> canaryPool.isExpired() && canarySub.isExpired())).isTrue();
     assertThat(hp.isExpired()).isFalse();
     assertThat(hs.isExpired()).isFalse();
@@ -480,7 +477,7 @@ class FourthReviewExpiryTest {
   void aPoolWhoseLastEntryExpiredTerminatesAndRebootsWithDeadlines() throws Exception {
     WorkerPool pool = pool(1, SHORT);
     Hold seat = hold(pool);
-    Probe p = new Probe();
+    CountingTask p = new CountingTask();
     TaskHandle h = pool.enqueue(p);
     pool.shutdown();
     assertThat(eventually(h::isExpired)).isTrue();
@@ -491,7 +488,7 @@ class FourthReviewExpiryTest {
     assertThat(eventually(() -> p.expired.get() == 1)).isTrue();
     pool.reboot();
     Hold seat2 = hold(pool);
-    Probe p2 = new Probe();
+    CountingTask p2 = new CountingTask();
     TaskHandle h2 = pool.enqueue(p2);
     assertThat(eventually(h2::isExpired)).isTrue();
     seat2.release.countDown();
@@ -511,7 +508,7 @@ class FourthReviewExpiryTest {
   void oldGenerationTimersFiringAfterRebootChangeNothing() throws Exception {
     WorkerPool pool = pool(1, HOUR);
     Hold seat = hold(pool);
-    Probe p = new Probe();
+    CountingTask p = new CountingTask();
     TaskEnvelope e = (TaskEnvelope) pool.enqueue(p);
     Admission.Expiry x = takeTimer(e);
     assertThat(pool.shutdownNow()).containsExactly(p);
@@ -519,7 +516,7 @@ class FourthReviewExpiryTest {
     assertThat(pool.awaitTermination(20, TimeUnit.SECONDS)).isTrue();
     pool.reboot();
     Hold seat2 = hold(pool);
-    Probe p2 = new Probe();
+    CountingTask p2 = new CountingTask();
     TaskHandle h2 = pool.enqueue(p2);
     x.fire(); // the old timer comes due now
     assertThat(e.isExpired()).isFalse();
@@ -542,13 +539,13 @@ class FourthReviewExpiryTest {
   void hugeAndTinyPerTaskDeadlines() throws Exception {
     WorkerPool pool = pool(1, null);
     Hold seat = hold(pool);
-    Probe huge = new Probe();
-    Probe forever = new Probe();
+    CountingTask huge = new CountingTask();
+    CountingTask forever = new CountingTask();
     TaskHandle h1 = pool.enqueue(huge, Duration.ofDays(365L * 1000));
     TaskHandle h2 = pool.enqueue(forever, java.time.temporal.ChronoUnit.FOREVER.getDuration());
-    TaskHandle tiny = pool.enqueue(new Probe(), Duration.ofNanos(1));
+    TaskHandle tiny = pool.enqueue(new CountingTask(), Duration.ofNanos(1));
     assertThat(eventually(tiny::isExpired)).isTrue();
-    TaskHandle canary = pool.enqueue(new Probe(), SHORT); // joined after both long ones
+    TaskHandle canary = pool.enqueue(new CountingTask(), SHORT); // joined after both long ones
     assertThat(eventually(canary::isExpired)).isTrue();
     assertThat(h1.isExpired()).isFalse();
     assertThat(h2.isExpired()).isFalse();
@@ -570,8 +567,8 @@ class FourthReviewExpiryTest {
     Hold a = hold(sharded);
     Hold b = hold(sharded);
     assertThat(sharded.stats().busy()).isEqualTo(2);
-    Probe p1 = new Probe();
-    Probe p2 = new Probe();
+    CountingTask p1 = new CountingTask();
+    CountingTask p2 = new CountingTask();
     TaskHandle h1 = sharded.enqueue(p1);
     TaskHandle h2 = sharded.enqueue(p2, SHORT);
     assertThat(eventually(() -> h1.isExpired() && h2.isExpired())).isTrue();
@@ -596,7 +593,7 @@ class FourthReviewExpiryTest {
     long[] late = new long[20];
     for (int i = 0; i < late.length; i++) {
       long t0 = System.nanoTime();
-      TaskHandle h = pool.enqueue(new Probe());
+      TaskHandle h = pool.enqueue(new CountingTask());
       long giveUp = t0 + TimeUnit.SECONDS.toNanos(20);
       while (!h.isExpired() && System.nanoTime() < giveUp) {
         Thread.onSpinWait();
@@ -624,7 +621,7 @@ class FourthReviewExpiryTest {
           return () -> r.run();
         }).build());
     Hold seat = hold(pool);
-    Probe p = new Probe();
+    CountingTask p = new CountingTask();
     TaskHandle h = pool.enqueue(p);
     Future<?> f = pool.submit(() -> { });
     assertThat(eventually(h::isExpired)).isTrue();
@@ -659,10 +656,10 @@ class FourthReviewExpiryTest {
           return TestFactories.daemon(r, "r4f-" + made.get());
         }).build());
     Hold seat = hold(pool);
-    Probe seated = new Probe();
+    CountingTask seated = new CountingTask();
     TaskHandle hs = pool.enqueue(seated); // takes the second seat; its worker's start blocks
     PoolFixture.await(factoryEntered);
-    Probe waiting = new Probe();
+    CountingTask waiting = new CountingTask();
     long t0 = System.nanoTime();
     TaskHandle hw = pool.enqueue(waiting);
     assertThat(eventually(hw::isExpired)).isTrue();
@@ -696,7 +693,7 @@ class FourthReviewExpiryTest {
           return TestFactories.quietDaemon(r, "r4t-" + made.get());
         }).build());
     Hold seat = hold(pool);
-    Probe p = new Probe();
+    CountingTask p = new CountingTask();
     TaskHandle h = pool.enqueue(p);
     Throwable resized = null;
     try {
@@ -724,12 +721,12 @@ class FourthReviewExpiryTest {
   @Tag("stress")
   void expiryRacingTheHandOff() throws Exception {
     WorkerPool pool = pool(1, HOUR);
-    List<Probe> probes = new ArrayList<>();
+    List<CountingTask> probes = new ArrayList<>();
     List<String> bad = new CopyOnWriteArrayList<>();
     AtomicInteger expiredSeen = new AtomicInteger();
     int runs = loop(300, PoolFixture.stress(RACE), i -> {
       Hold seat = hold(pool);
-      Probe p = new Probe();
+      CountingTask p = new CountingTask();
       probes.add(p);
       TaskEnvelope e = (TaskEnvelope) pool.enqueue(p);
       Admission.Expiry x = takeTimer(e);
@@ -741,7 +738,7 @@ class FourthReviewExpiryTest {
       awaitQuiet(pool);
     });
     awaitQuiet(pool);
-    for (Probe p : probes) {
+    for (CountingTask p : probes) {
       if (p.ways() != 1) {
         bad.add("ways " + p.ways());
       }
@@ -761,12 +758,12 @@ class FourthReviewExpiryTest {
   void expiryRacingTheHandlesCancel() throws Exception {
     WorkerPool pool = pool(1, HOUR);
     Hold seat = hold(pool);
-    List<Probe> probes = new ArrayList<>();
+    List<CountingTask> probes = new ArrayList<>();
     AtomicInteger cancelled = new AtomicInteger();
     AtomicInteger expired = new AtomicInteger();
     List<String> bad = new CopyOnWriteArrayList<>();
     int runs = loop(500, PoolFixture.stress(RACE), i -> {
-      Probe p = new Probe();
+      CountingTask p = new CountingTask();
       probes.add(p);
       TaskEnvelope e = (TaskEnvelope) pool.enqueue(p);
       Admission.Expiry x = takeTimer(e);
@@ -783,9 +780,10 @@ class FourthReviewExpiryTest {
     });
     seat.release.countDown();
     awaitQuiet(pool);
-    assertThat(eventually(() -> probes.stream().mapToInt(Probe::ways).sum() == expired.get()))
+    assertThat(eventually(
+        () -> probes.stream().mapToInt(CountingTask::ways).sum() == expired.get()))
         .isTrue();
-    for (Probe p : probes) {
+    for (CountingTask p : probes) {
       assertThat(p.ran).hasValue(0);
       assertThat(p.cancels).as("a withdrawn enqueue task hears nothing").hasValue(0);
     }
@@ -852,7 +850,7 @@ class FourthReviewExpiryTest {
     int runs = loop(150, PoolFixture.stress(RACE), i -> {
       WorkerPool pool = pool(1, HOUR);
       Hold seat = hold(pool);
-      Probe p = new Probe();
+      CountingTask p = new CountingTask();
       TaskEnvelope e = (TaskEnvelope) pool.enqueue(p);
       Admission.Expiry x = takeTimer(e);
       List<Runnable> back = new CopyOnWriteArrayList<>();
@@ -893,7 +891,7 @@ class FourthReviewExpiryTest {
     int runs = loop(150, PoolFixture.stress(RACE), i -> {
       WorkerPool pool = pool(1, HOUR);
       Hold seat = hold(pool);
-      Probe p = new Probe();
+      CountingTask p = new CountingTask();
       TaskEnvelope e = (TaskEnvelope) pool.enqueue(p);
       Admission.Expiry x = takeTimer(e);
       pool.shutdown(); // the entry stays to run: the line's tasks run under shutdown
@@ -923,11 +921,11 @@ class FourthReviewExpiryTest {
   void expiryRacingAGrowingResize() throws Exception {
     WorkerPool pool = pool(1, HOUR);
     Hold seat = hold(pool);
-    List<Probe> probes = new ArrayList<>();
+    List<CountingTask> probes = new ArrayList<>();
     AtomicInteger expired = new AtomicInteger();
     List<String> bad = new CopyOnWriteArrayList<>();
     int runs = loop(300, PoolFixture.stress(RACE), i -> {
-      Probe p = new Probe();
+      CountingTask p = new CountingTask();
       probes.add(p);
       TaskEnvelope e = (TaskEnvelope) pool.enqueue(p);
       Admission.Expiry x = takeTimer(e);
@@ -941,7 +939,7 @@ class FourthReviewExpiryTest {
     });
     seat.release.countDown();
     awaitQuiet(pool);
-    for (Probe p : probes) {
+    for (CountingTask p : probes) {
       if (p.ways() != 1) {
         bad.add("ways " + p.ways());
       }
@@ -1116,7 +1114,7 @@ class FourthReviewExpiryTest {
       WorkerPool parent = pool(2, HOUR);
       WorkerPool sub = parent.newSubpool("sub", 1);
       Hold seat = hold(sub);
-      Probe p = new Probe();
+      CountingTask p = new CountingTask();
       TaskEnvelope e = (TaskEnvelope) sub.enqueue(p);
       Admission.Expiry x = takeTimer(e);
       List<Runnable> back = new CopyOnWriteArrayList<>();
@@ -1208,9 +1206,9 @@ class FourthReviewExpiryTest {
   void twoFiresOfOneDeadlineCountOnce() throws Exception {
     WorkerPool pool = pool(1, HOUR);
     Hold seat = hold(pool);
-    List<Probe> probes = new ArrayList<>();
+    List<CountingTask> probes = new ArrayList<>();
     int runs = loop(500, PoolFixture.stress(RACE), i -> {
-      Probe p = new Probe();
+      CountingTask p = new CountingTask();
       probes.add(p);
       Admission.Expiry x = takeTimer((TaskEnvelope) pool.enqueue(p));
       race(x::fire, x::fire);
@@ -1218,7 +1216,7 @@ class FourthReviewExpiryTest {
     assertThat(eventually(() -> probes.stream().allMatch(p -> p.expired.get() >= 1))).isTrue();
     seat.release.countDown();
     awaitQuiet(pool);
-    for (Probe p : probes) {
+    for (CountingTask p : probes) {
       assertThat(p.ways()).isEqualTo(1);
     }
     PoolStats s = pool.stats();
@@ -1235,12 +1233,12 @@ class FourthReviewExpiryTest {
   void subpoolExpiryRacingItsSeatHandOff() throws Exception {
     WorkerPool parent = pool(4, HOUR);
     WorkerPool sub = parent.newSubpool("sub", 1);
-    List<Probe> probes = new ArrayList<>();
+    List<CountingTask> probes = new ArrayList<>();
     AtomicInteger expired = new AtomicInteger();
     List<String> bad = new CopyOnWriteArrayList<>();
     int runs = loop(300, PoolFixture.stress(RACE), i -> {
       Hold seat = hold(sub);
-      Probe p = new Probe();
+      CountingTask p = new CountingTask();
       probes.add(p);
       TaskEnvelope e = (TaskEnvelope) sub.enqueue(p);
       Admission.Expiry x = takeTimer(e);
@@ -1252,7 +1250,7 @@ class FourthReviewExpiryTest {
       awaitQuiet(sub);
     });
     awaitQuiet(parent);
-    for (Probe p : probes) {
+    for (CountingTask p : probes) {
       if (p.ways() != 1) {
         bad.add("ways " + p.ways());
       }
@@ -1296,7 +1294,7 @@ class FourthReviewExpiryTest {
       java.util.concurrent.ThreadLocalRandom rnd = java.util.concurrent.ThreadLocalRandom.current();
       for (int i = 0; i < n; i++) {
         AtomicInteger w = ways[i] = new AtomicInteger();
-        Probe p = new Probe() {
+        CountingTask p = new CountingTask() {
           @Override
           public void run() {
             w.incrementAndGet();

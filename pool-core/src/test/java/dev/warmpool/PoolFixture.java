@@ -238,6 +238,23 @@ final class PoolFixture implements AutoCloseable {
   }
 
   /**
+   * The stacks of the live threads whose names {@code named} accepts, at most {@code frames}
+   * frames each (diagnostics for a pool that does not terminate).
+   */
+  static String threadStacks(java.util.function.Predicate<String> named, int frames) {
+    StringBuilder b = new StringBuilder();
+    Thread.getAllStackTraces().forEach((t, stack) -> {
+      if (named.test(t.getName())) {
+        b.append("\n  ").append(t.getName()).append(' ').append(t.getState());
+        for (int k = 0; k < Math.min(stack.length, frames); k++) {
+          b.append("\n    at ").append(stack[k]);
+        }
+      }
+    });
+    return b.toString();
+  }
+
+  /**
    * Polls the condition until it holds or {@code atMost} is up, and returns whether it held: for a
    * bounded wait whose outcome the test reports rather than fails on at once.
    */

@@ -234,7 +234,6 @@ class R11ReviewTest {
   // -----------------------------------------------------------------------------------------------
   // The timer
 
-
   /**
    * F2 (attack: an OOM-ing timer thread on the first schedule). A schedule whose timer thread
    * cannot start throws to its caller (SharedTimer takes the entry off its heap), but

@@ -33,9 +33,6 @@ class R18RingReviewTest {
   @AutoClose
   final PoolFixture fixture = new PoolFixture();
 
-  /** A task that counts each way it can end. */
-  static final class Probe extends CountingTask { }
-
   @ParameterizedTest(name = "{0}, adaptiveLifo={1}")
   @CsvSource({"pool,false", "pool,true", "subpool,false", "subpool,true", "nested,false",
       "nested,true", "lane,false", "lane,true"})
@@ -49,11 +46,11 @@ class R18RingReviewTest {
       sub = sub.newSubpool("inner", N); // its seated task waits in "sub"'s seat, then the pool's line
     }
     WorkerPool target = sub != null ? sub : pool;
-    Probe[] probes = new Probe[N];
+    CountingTask[] probes = new CountingTask[N];
     Future<?>[] futures = new Future<?>[N];
     TaskHandle[] handles = new TaskHandle[N];
     for (int i = 0; i < N; i++) {
-      probes[i] = new Probe();
+      probes[i] = new CountingTask();
       if (door.equals("lane")) {
         handles[i] = pool.newSerialExecutor().enqueue(probes[i]); // a lane entry per task
       } else if (i % 2 == 0) {
@@ -138,10 +135,10 @@ class R18RingReviewTest {
     PoolFixture.Gate gate = fixture.occupy(pool);
     WorkerPool sub = door.equals("subpool") ? pool.newSubpool("sub", N) : null;
     WorkerPool target = sub != null ? sub : pool;
-    List<Probe> waiting = new ArrayList<>();
+    List<CountingTask> waiting = new ArrayList<>();
     int withdrawn = 0;
     for (int i = 0; i < N; i++) {
-      Probe p = new Probe();
+      CountingTask p = new CountingTask();
       TaskHandle h = target.enqueue(p);
       if (i % 3 == 1 && h.cancel(false)) {
         withdrawn++;
@@ -155,7 +152,7 @@ class R18RingReviewTest {
     assertThat(pool.awaitTermination(20, TimeUnit.SECONDS)).isTrue();
     assertThat(back).as("handed back").hasSize(waiting.size());
     assertThat(back).containsExactlyInAnyOrderElementsOf(new ArrayList<Runnable>(waiting));
-    for (Probe p : waiting) {
+    for (CountingTask p : waiting) {
       assertThat(p.ran.get() + p.expired.get()).isZero();
     }
     PoolStats s = pool.stats();

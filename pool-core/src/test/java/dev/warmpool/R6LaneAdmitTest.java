@@ -73,9 +73,6 @@ class R6LaneAdmitTest {
     assertThat(closer.failures()).isZero();
   }
 
-  /** A task that records how it ended. */
-  static final class Probe extends CountingTask { }
-
   /**
    * HELD (no lane close in the mix): lanes' first dispatches into a one-place line with a deadline
    * of tens of microseconds race each other's expiries, ride-alongs, admitted work, plain tasks
@@ -103,7 +100,8 @@ class R6LaneAdmitTest {
     for (int i = 0; i < lanes.length; i++) {
       lanes[i] = pool.newSerialExecutor();
     }
-    java.util.List<Probe> accepted = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+    java.util.List<CountingTask> accepted =
+        java.util.Collections.synchronizedList(new java.util.ArrayList<>());
     AtomicInteger thrown = new AtomicInteger();
     AtomicInteger plainRan = new AtomicInteger();
     java.util.List<TaskHandle> plain = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
@@ -116,11 +114,11 @@ class R6LaneAdmitTest {
           int k = r.nextInt(100);
           try {
             if (k < 55) {
-              Probe p = new Probe();
+              CountingTask p = new CountingTask();
               lanes[l].execute(p);
               accepted.add(p);
             } else if (k < 65) {
-              Probe p = new Probe();
+              CountingTask p = new CountingTask();
               lanes[l].executeAdmitted(p);
               accepted.add(p);
             } else {
@@ -150,13 +148,13 @@ class R6LaneAdmitTest {
     int pe = plainExpired;
     assertThat(PoolFixture.waitUntil(Duration.ofSeconds(20), () -> {
       long h = pe;
-      for (Probe p : accepted) {
+      for (CountingTask p : accepted) {
         h += p.expired.get();
       }
       return h == pool.stats().expired();
     })).as("round %d: every expiry heard %s", round, pool.stats()).isTrue();
     long ran = plainRan.get();
-    for (Probe p : accepted) {
+    for (CountingTask p : accepted) {
       assertThat(p.ran.get() + p.expired.get()).as("round %d: one way", round).isEqualTo(1);
       assertThat(p.cancels).hasValue(0);
       ran += p.ran.get();

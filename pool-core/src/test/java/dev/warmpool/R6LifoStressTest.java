@@ -42,20 +42,6 @@ class R6LifoStressTest {
     }
   }
 
-  /** The stacks of this test's pool threads (what a pool that does not terminate is doing). */
-  private static String poolThreads() {
-    StringBuilder sb = new StringBuilder();
-    Thread.getAllStackTraces().forEach((t, stack) -> {
-      if (t.getName().contains("r6lifo-stress") || t.getName().startsWith("warmpool")) {
-        sb.append("\n").append(t.getName()).append(' ').append(t.getState());
-        for (int i = 0; i < Math.min(stack.length, 12); i++) {
-          sb.append("\n    at ").append(stack[i]);
-        }
-      }
-    });
-    return sb.toString();
-  }
-
   private void round(String where, int round) throws Exception {
     ThreadLocalRandom rnd = ThreadLocalRandom.current();
     long target = 50_000 + rnd.nextInt(300_000);
@@ -136,7 +122,8 @@ class R6LifoStressTest {
     parent.shutdown();
     assertThat(parent.awaitTermination(20, TimeUnit.SECONDS))
         .as(() -> "round " + round + ": " + parent.stats() + " " + pool.stats() + "; lanes "
-            + R7RaceStressTest.laneStates(lanes) + "\nthreads:" + poolThreads())
+            + R7RaceStressTest.laneStates(lanes) + "\nthreads:" + PoolFixture.threadStacks(
+                n -> n.contains("r6lifo-stress") || n.startsWith("warmpool"), 12))
         .isTrue();
     Map<Runnable, Integer> handedBack = new IdentityHashMap<>();
     for (Runnable r : back) {

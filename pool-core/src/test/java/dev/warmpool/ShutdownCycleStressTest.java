@@ -285,7 +285,7 @@ class ShutdownCycleStressTest {
     // checks for each task.
     boolean directMayBeRefused = !config.startsWith("blocking-64");
     for (int k = 0; k < KINDS.length; k++) {
-      boolean direct = k < 4;
+      boolean direct = k < 4; // execute, tryExecute, enqueue, submit (submitByKind's kinds)
       assertThat(ranByKind[k] > 0 || (direct && directMayBeRefused
           && overloadedPerKind.get(k) > 0))
           .as("%s tasks ran (%d) or, in %s, were refused as overloaded (%d); per kind %s: %s",

@@ -37,8 +37,9 @@ final class TimerThreadFailure {
     List<SharedTimer.Task> setAside = new ArrayList<>();
     List<Long> deadlines = new ArrayList<>();
     if (!PoolFixture.waitUntil(Duration.ofSeconds(2), () -> !timer.isRunning())) {
-      System.err.println(tag + ": setting aside the shared timer's pending " + describe(pending()));
-      for (SharedTimer.Task t : pending()) {
+      List<SharedTimer.Task> others = pending();
+      System.err.println(tag + ": setting aside the shared timer's pending " + describe(others));
+      for (SharedTimer.Task t : others) {
         long deadline = t.deadline; // a cancelled task keeps its fields
         if (timer.cancel(t)) {
           setAside.add(t);
