@@ -42,6 +42,8 @@ public final class BenchmarkReport {
     int adapterReps;
     int goodputSeconds;
     int goodputRounds;
+    /** Rounds of section 9's goal-table shapes. */
+    int goalRounds;
 
     private Profile(String name) {
       this.name = name;
@@ -67,6 +69,7 @@ public final class BenchmarkReport {
           p.adapterReps = 3;
           p.goodputSeconds = 5;
           p.goodputRounds = 1;
+          p.goalRounds = 3;
           return p;
         case "full":
           p.forks = 3;
@@ -85,6 +88,7 @@ public final class BenchmarkReport {
           p.adapterReps = 5;
           p.goodputSeconds = 10;
           p.goodputRounds = 3;
+          p.goalRounds = 5;
           return p;
         default:
           throw new IllegalArgumentException("profile must be quick or full, was " + name);
@@ -96,11 +100,11 @@ public final class BenchmarkReport {
           + " (figure = median iteration); latency %,d samples at gap 0, %d repetitions (median);"
           + " ants burst %,d tasks (%,d for thread-per-task peers), %d fresh JVM(s) per peer;"
           + " expiry %d bursts, %,d ms apart; adapters %,d items, %,d sparse items, %d repetitions;"
-          + " goodput %d s phases, %d round(s)",
+          + " goodput %d s phases, %d round(s); goal-table shapes %d rounds",
           forks, warmupIterations, measurementIterations,
           iterationMillis, latencySamples, latencyReps, burstTasks, burstTasksThreadPerTask, burstReps,
           expiryBursts, expiryGapMs, adapterItems, sparseItems, adapterReps, goodputSeconds,
-          goodputRounds);
+          goodputRounds, goalRounds);
     }
   }
 
@@ -139,7 +143,7 @@ public final class BenchmarkReport {
   public static void main(String[] args) throws Exception {
     String profile = "quick";
     Path out = Path.of("target", "report");
-    String only = "1,2,3,4,5,6,7,8";
+    String only = "1,2,3,4,5,6,7,8,9";
     for (int i = 0; i < args.length; i++) {
       switch (args[i]) {
         case "--profile": profile = args[++i]; break;
@@ -164,6 +168,7 @@ public final class BenchmarkReport {
       if (wanted.contains("6")) report.add(s.allocation());
       if (wanted.contains("7")) report.add(s.adapters());
       if (wanted.contains("8")) report.add(s.overloadGoodput());
+      if (wanted.contains("9")) report.add(s.waitsAndMemory());
       log.line("done in " + Math.round(log.seconds()) + " s");
     }
   }

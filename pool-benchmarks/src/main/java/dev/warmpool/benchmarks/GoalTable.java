@@ -116,7 +116,8 @@ import reactor.core.scheduler.Schedulers;
  *
  * <p>Options ({@code key=value}): {@code rounds=5} measured rounds, {@code warmup=1} discarded
  * rounds, {@code scale=1} multiplies every size and duration, {@code only=1,...,14}
- * shapes (numbered as above).
+ * shapes (numbered as above), {@code results=true} also prints each median as a {@link Harness}
+ * result line (how {@code BenchmarkReport}'s section 9 reads shapes 11, 13 and 14).
  * Build once, then run from the repository root (on Temurin 25, replace {@code java} by
  * {@code /usr/lib/jvm/temurin-25-jdk-amd64/bin/java}; the classes target Java 17):
  * <pre>
@@ -232,6 +233,13 @@ public final class GoalTable {
         b.append(' ').append(fmt(v));
       }
       out.line(b.toString());
+    }
+    if (Boolean.parseBoolean(o.getOrDefault("results", "false"))) {
+      // for BenchmarkReport's section 9: each median as a harness result, the shape as its table
+      for (String key : t.samples.keySet()) {
+        String[] f = key.split("\\|", 3);
+        Harness.result(f[0], f[1], f[2], t.median(f[0], f[1], f[2]));
+      }
     }
     System.out.flush();
   }

@@ -12,7 +12,7 @@ import java.util.Locale;
 import java.util.Map;
 import org.openjdk.jmh.runner.RunnerException;
 
-/** The eight scenarios of the comparison, each run and turned into a report section. */
+/** The nine scenarios of the comparison, each run and turned into a report section. */
 final class Scenarios {
   private static final List<String> HARNESS_JVM = List.of("-Xms256m", "-Xmx2g");
 
@@ -342,6 +342,40 @@ final class Scenarios {
           .column(OverloadGoodput.TASK_TIME, Better.NEITHER)
           .column(OverloadGoodput.LAG, Better.NEITHER);
       runs.fill(t, phase.table);
+      s.tables.add(t);
+    }
+    return s;
+  }
+
+  // 9 -------------------------------------------------------------------------------------------
+
+  Section waitsAndMemory() throws IOException, InterruptedException {
+    Section s = new Section("9. A nested join, a service, memory per unit").say(String.format(
+        Locale.ROOT, "`GoalTable`'s shapes 11, 13 and 14 (issue 33), run in a fresh JVM with peers"
+        + " interleaved round by round, median of %d rounds after a warm-up round (the goal tables in"
+        + " docs/benchmarks hold the other shapes and every round's value). *Nested join*: capacity 2,"
+        + " one call every 2 ms, each a task that queues a subtask on its own pool and waits for it"
+        + " with `CompletableFuture.join` (outside the library, so only the 1 ms hold watch frees what"
+        + " it holds: Engine, \"Held tasks\"); round trip in microseconds. *Service*: Poisson 2,000"
+        + " requests/s, each `Mono.fromCallable(..).subscribeOn(s)` around a 1 ms blocking call,"
+        + " capacity 20, latency from the intended arrival. *Memory*: heap after GC per unit"
+        + " (`MemoryPerUnit`), 100k idle workers each with a pending 1-hour timer, or 1M tasks waiting"
+        + " behind one busy seat.", profile.goalRounds));
+    ChildProcess runs = new ChildProcess();
+    long timeout = 120 + 40L * (profile.goalRounds + 1);
+    note(s, Peers.WARMPOOL, runs.run(log, HARNESS_JVM, GoalTable.class, List.of("only=11,13,14",
+        "rounds=" + profile.goalRounds, "results=true"), timeout));
+    for (String shape : List.of(GoalTable.NESTED, GoalTable.SERVICE)) {
+      Table t = new Table(shape, shape, Peers.WARMPOOL)
+          .column("p50 us", Better.LOWER).column("p99 us", Better.LOWER);
+      runs.fill(t, shape);
+      s.tables.add(t);
+    }
+    for (String unit : List.of(GoalTable.Memory.REACTOR, GoalTable.Memory.RX,
+        GoalTable.Memory.LINE)) {
+      Table t = new Table(unit, "Memory: " + unit, Peers.WARMPOOL)
+          .column("bytes per unit", Better.LOWER);
+      runs.fill(t, unit);
       s.tables.add(t);
     }
     return s;
