@@ -24,6 +24,9 @@ import reactor.core.publisher.Mono;
  *
  * <p>Shapes ({@code shape=}): {@code reactor} (GoalTable shape 3), {@code rx} (shape 4, direct
  * tasks), {@code rxw} (shape 9, a Worker per item); 200k items, flatMap concurrency 64, capacity 20.
+ * {@code tiny2} and {@code tiny64} (issue 33: GoalTable shapes 1 and 2 through {@code enqueue}): 2M
+ * empty tasks from one producer in batches of 1,000 ({@link Batch}), capacity 2 or 64, against a
+ * fixed pool of that size.
  * Options: {@code runs=5} pairs. Run from the repository root after building (see {@link GoalTable}):
  * <pre>
  * java -cp pool-benchmarks/target/classes:$(cat pool-benchmarks/target/cp.txt) \
@@ -32,6 +35,7 @@ import reactor.core.publisher.Mono;
  */
 public final class CpuPerItem {
   private static final int ITEMS = 200_000;
+  private static final int TINY_TASKS = 2_000_000;
   private static final int CAPACITY = 20;
   private static final int CONCURRENCY = 64;
 
@@ -45,11 +49,17 @@ public final class CpuPerItem {
         (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
     WorkerPool pool = WorkerPool.builder().name("cpi-wp").capacity(CAPACITY).build();
     ExecutorService fixed = Executors.newFixedThreadPool(CAPACITY, Peers.named("cpi-fixed"));
-    System.out.println("shape " + shape + ", " + ITEMS + " items, loadavg " + loadAvg());
+    boolean tinyShape = shape.equals("tiny2") || shape.equals("tiny64");
+    int tinyCapacity = shape.equals("tiny2") ? 2 : 64;
+    WorkerPool tinyPool = WorkerPool.builder().name("cpi-tiny-wp").capacity(tinyCapacity).build();
+    ExecutorService tinyFixed = Executors.newFixedThreadPool(tinyCapacity, Peers.named("cpi-tiny"));
+    int items = tinyShape ? TINY_TASKS : ITEMS;
+    System.out.println("shape " + shape + ", " + items + " items, loadavg " + loadAvg());
     try {
       for (int r = 0; r < runs * 2; r++) {
         boolean wp = r % 2 == 0;
-        Runnable run = shape(shape, wp, pool, fixed);
+        Runnable run = tinyShape ? tiny(wp ? tinyPool::enqueue : tinyFixed)
+            : shape(shape, wp, pool, fixed);
         long cpu0 = os.getProcessCpuTime();
         long switches0 = contextSwitches();
         long t0 = System.nanoTime();
@@ -59,13 +69,24 @@ public final class CpuPerItem {
         long switches = contextSwitches() - switches0;
         System.out.printf(Locale.ROOT,
             "%-8s %6.2f M items/s  cpu/item %5.0f ns  cpus %4.2f  switches/item %6.3f%n",
-            wp ? "warmpool" : "fixed", ITEMS / (wall / 1e9) / 1e6, (double) cpu / ITEMS,
-            (double) cpu / wall, (double) switches / ITEMS);
+            wp ? "warmpool" : "fixed", items / (wall / 1e9) / 1e6, (double) cpu / items,
+            (double) cpu / wall, (double) switches / items);
       }
     } finally {
       Peers.close(pool);
       Peers.close(fixed);
+      Peers.close(tinyPool);
+      Peers.close(tinyFixed);
     }
+  }
+
+  private static Runnable tiny(java.util.concurrent.Executor executor) {
+    return () -> {
+      Batch batch = new Batch();
+      for (int n = 0; n < TINY_TASKS; n += GoalTable.BATCH) {
+        batch.submitAndAwait(executor, GoalTable.BATCH);
+      }
+    };
   }
 
   private static Runnable shape(String shape, boolean wp, WorkerPool pool, ExecutorService fixed) {
@@ -89,7 +110,8 @@ public final class CpuPerItem {
             .blockingLast();
       }
       default:
-        throw new IllegalArgumentException("shape must be reactor, rx or rxw, was " + shape);
+        throw new IllegalArgumentException(
+            "shape must be reactor, rx, rxw, tiny2 or tiny64, was " + shape);
     }
   }
 
