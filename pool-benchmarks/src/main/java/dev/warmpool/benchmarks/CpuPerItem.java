@@ -47,19 +47,15 @@ public final class CpuPerItem {
     int runs = Harness.intOption(o, "runs", 5);
     com.sun.management.OperatingSystemMXBean os =
         (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
-    WorkerPool pool = WorkerPool.builder().name("cpi-wp").capacity(CAPACITY).build();
-    ExecutorService fixed = Executors.newFixedThreadPool(CAPACITY, Peers.named("cpi-fixed"));
-    boolean tinyShape = shape.equals("tiny2") || shape.equals("tiny64");
-    int tinyCapacity = shape.equals("tiny2") ? 2 : 64;
-    WorkerPool tinyPool = WorkerPool.builder().name("cpi-tiny-wp").capacity(tinyCapacity).build();
-    ExecutorService tinyFixed = Executors.newFixedThreadPool(tinyCapacity, Peers.named("cpi-tiny"));
-    int items = tinyShape ? TINY_TASKS : ITEMS;
+    int capacity = shape.equals("tiny2") ? 2 : shape.equals("tiny64") ? 64 : CAPACITY;
+    int items = capacity == CAPACITY ? ITEMS : TINY_TASKS;
+    WorkerPool pool = WorkerPool.builder().name("cpi-wp").capacity(capacity).build();
+    ExecutorService fixed = Executors.newFixedThreadPool(capacity, Peers.named("cpi-fixed"));
     System.out.println("shape " + shape + ", " + items + " items, loadavg " + loadAvg());
     try {
       for (int r = 0; r < runs * 2; r++) {
         boolean wp = r % 2 == 0;
-        Runnable run = tinyShape ? tiny(wp ? tinyPool::enqueue : tinyFixed)
-            : shape(shape, wp, pool, fixed);
+        Runnable run = shape(shape, wp, pool, fixed);
         long cpu0 = os.getProcessCpuTime();
         long switches0 = contextSwitches();
         long t0 = System.nanoTime();
@@ -75,8 +71,6 @@ public final class CpuPerItem {
     } finally {
       Peers.close(pool);
       Peers.close(fixed);
-      Peers.close(tinyPool);
-      Peers.close(tinyFixed);
     }
   }
 
@@ -109,6 +103,9 @@ public final class CpuPerItem {
             .flatMap(n -> Flowable.fromCallable(() -> n).subscribeOn(s), CONCURRENCY)
             .blockingLast();
       }
+      case "tiny2":
+      case "tiny64":
+        return tiny(wp ? pool::enqueue : fixed);
       default:
         throw new IllegalArgumentException(
             "shape must be reactor, rx, rxw, tiny2 or tiny64, was " + shape);
